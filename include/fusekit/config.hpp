@@ -1,0 +1,43 @@
+// fusekit — fused elementwise layers, sum reductions and a gradient-descent
+// trainer for CUDA C++, each with a CPU twin.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#define FUSEKIT_VERSION_MAJOR 0
+#define FUSEKIT_VERSION_MINOR 1
+#define FUSEKIT_VERSION_PATCH 0
+#define FUSEKIT_VERSION (FUSEKIT_VERSION_MAJOR * 10000 + FUSEKIT_VERSION_MINOR * 100 + FUSEKIT_VERSION_PATCH)
+
+// FUSEKIT_HD marks functions that run on the host and on the device. Under a
+// host compiler (g++ alone) it is empty, so functors and kernel bodies compile
+// and run as plain C++.
+#if defined(__CUDACC__)
+#define FUSEKIT_HD __host__ __device__
+#define FUSEKIT_DEVICE __device__
+#else
+#define FUSEKIT_HD
+#define FUSEKIT_DEVICE
+#endif
+
+// True while compiling device code (the device pass of nvcc).
+#if defined(__CUDA_ARCH__)
+#define FUSEKIT_DEVICE_PASS 1
+#else
+#define FUSEKIT_DEVICE_PASS 0
+#endif
+
+#if defined(__CUDACC__) || defined(__clang__) || defined(__GNUC__)
+#define FUSEKIT_RESTRICT __restrict__
+#else
+#define FUSEKIT_RESTRICT
+#endif
+
+#if defined(_OPENMP)
+#define FUSEKIT_HAS_OPENMP 1
+#else
+#define FUSEKIT_HAS_OPENMP 0
+#endif
+
+#if !defined(__cplusplus) || (__cplusplus < 201703L && !defined(_MSVC_LANG))
+#error "fusekit needs C++17 or newer"
+#endif

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Argument checks shared by every algorithm. Each throws
+/// `fusekit::invalid_argument` naming the function, the argument and the
+/// constraint, before anything is launched or written.
+
+#include <fusekit/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace fusekit {
+namespace detail {
+
+/// A named view of caller memory, for the checks: begin address, element count,
+/// element size.
+struct named_range {
+  const char* name;
+  std::uintptr_t begin;
+  std::size_t size;
+  std::size_t element_bytes;
+
+  [[nodiscard]] std::uintptr_t end() const { return begin + size * element_bytes; }
+};
+
+template <class Span>
+named_range describe(const char* name, const Span& s) {
+  return {name, reinterpret_cast<std::uintptr_t>(s.data()), s.size(), sizeof(typename Span::element_type)};
+}
+
+inline void expect_not_null(const char* function, const named_range& r) {
+  FUSEKIT_EXPECTS(r.begin != 0 || r.size == 0, std::string(function) + ": " + r.name +
+                                                   " is null but has " + std::to_string(r.size) +
+                                                   " elements; a null view must be empty");
+}
+
+inline void expect_same_size(const char* function, const named_range& r, const named_range& ref) {
+  FUSEKIT_EXPECTS(r.size == ref.size, std::string(function) + ": " + r.name + " has " +
+                                          std::to_string(r.size) + " elements but " + ref.name + " has " +
+                                          std::to_string(ref.size) + "; they must be the same size");
+}
+
+/// Whether two ranges share a byte (empty ranges share none).
+inline bool overlaps(const named_range& a, const named_range& b) {
+  return a.size != 0 && b.size != 0 && a.begin < b.end() && b.begin < a.end();
+}
+
+/// `out` may be exactly `in` (same address, same element size: in-place) or
+/// disjoint from it; anything in between is rejected.
+inline void expect_in_place_or_disjoint(const char* function, const named_range& out, const named_range& in) {
+  bool const in_place = out.begin == in.begin && out.element_bytes == in.element_bytes;
+  FUSEKIT_EXPECTS(in_place || !overlaps(out, in),
+                  std::string(function) + ": " + out.name + " partially overlaps " + in.name +
+                      "; an output must be the same view as an input of its element type (in place) or "
+                      "not overlap it at all");
+}
+
+inline void expect_disjoint(const char* function, const named_range& out, const named_range& in) {
+  FUSEKIT_EXPECTS(!overlaps(out, in), std::string(function) + ": " + out.name + " overlaps " + in.name +
+                                          "; they must not share memory");
+}
+
+}  // namespace detail
+}  // namespace fusekit

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Exceptions and checking macros.
+///
+/// * `fusekit::invalid_argument` — a precondition on an argument failed. Thrown
+///   before anything is launched or written; the message names the argument and
+///   the constraint.
+/// * `fusekit::cuda_error` — a CUDA runtime call failed. Carries the error code,
+///   the call text, file and line.
+///
+/// `FUSEKIT_CUDA_TRY(call)` throws `cuda_error` when `call` does not return
+/// `cudaSuccess` (and clears the error so the next call starts clean);
+/// `FUSEKIT_CUDA_TRY_NO_THROW(call)` reports to stderr instead (for destructors);
+/// `FUSEKIT_CHECK_LAUNCH()` checks the kernel launch just made;
+/// `FUSEKIT_EXPECTS(cond, msg)` throws `invalid_argument(msg)` unless `cond`.
+
+#include <fusekit/config.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace fusekit {
+
+/// A precondition on an argument failed; nothing was launched or written.
+class invalid_argument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// A CUDA runtime call failed.
+class cuda_error : public std::runtime_error {
+ public:
+  cuda_error(cudaError_t code, const char* call, const char* file, int line)
+      : std::runtime_error(format(code, call, file, line)), code_(code) {}
+
+  /// The CUDA error code the call returned.
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+
+ private:
+  static std::string format(cudaError_t code, const char* call, const char* file, int line) {
+    return std::string("fusekit: CUDA call '") + call + "' failed at " + file + ":" + std::to_string(line) +
+           ": " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
+  }
+  cudaError_t code_;
+};
+
+}  // namespace fusekit
+
+#define FUSEKIT_CUDA_TRY(call)                                                 \
+  do {                                                                         \
+    cudaError_t const fusekit_status_ = (call);                                \
+    if (fusekit_status_ != cudaSuccess) {                                      \
+      (void)cudaGetLastError(); /* clear a non-sticky error */                 \
+      throw ::fusekit::cuda_error(fusekit_status_, #call, __FILE__, __LINE__); \
+    }                                                                          \
+  } while (0)
+
+#define FUSEKIT_CUDA_TRY_NO_THROW(call)                                                           \
+  do {                                                                                            \
+    cudaError_t const fusekit_status_ = (call);                                                   \
+    if (fusekit_status_ != cudaSuccess) {                                                         \
+      (void)cudaGetLastError();                                                                   \
+      std::fprintf(stderr, "fusekit: CUDA call '%s' failed at %s:%d: %s\n", #call, __FILE__,      \
+                   __LINE__, cudaGetErrorName(fusekit_status_));                                  \
+    }                                                                                             \
+  } while (0)
+
+/// Checks the launch just made (configuration errors surface here; errors of the
+/// kernel's execution surface at the next synchronizing call).
+#define FUSEKIT_CHECK_LAUNCH() FUSEKIT_CUDA_TRY(cudaPeekAtLastError())
+
+#define FUSEKIT_EXPECTS(cond, msg)                                   \
+  do {                                                               \
+    if (!(cond)) { throw ::fusekit::invalid_argument(std::string("fusekit: ") + (msg)); } \
+  } while (0)

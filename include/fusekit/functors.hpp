@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Elementwise functors and their compile-time composition.
+///
+/// Every functor is a small struct with a `FUSEKIT_HD` call operator, so the same
+/// object runs in the fused GPU kernel, in the unfused chain and in the CPU
+/// backend. Each returns its result in the compute type of its arguments
+/// (`fusekit::compute_t`, see detail/numeric.hpp): uint8_t and `__half` give
+/// float, double gives double.
+///
+/// | functor                 | computes                | numeric contract                       |
+/// |-------------------------|-------------------------|----------------------------------------|
+/// | `normalize{scale}`      | x / scale               | one correctly rounded division         |
+/// | `weigh{}`               | x · w                   | one correctly rounded product          |
+/// | `tanh_activate{}`       | tanh(x)                 | float: ≤ 1.6 ulp, same code on host and device; double: the platform's tanh; exactly ±1 in the limit; NaN → NaN; never NaN for finite x |
+/// | `fast_tanh_activate{}`  | tanh(x), hardware approx| device float: relative error ≤ 2^-10.987 (`tanh.approx.f32`); host: as `tanh_activate` |
+///
+/// `fuse(s0, s1, ...)` composes stages left to right into one functor. A unary
+/// stage takes the running value; a binary stage takes the running value and
+/// the next input. The first stage starts from the first input, so
+///
+///     fuse(normalize{255.f}, weigh{}, tanh_activate{})(grey, w) == tanh((grey / 255) * w)
+///
+/// and the composed functor takes 1 + (number of binary stages) inputs. A stage
+/// that is callable both ways declares `static constexpr int arity = 1` or `2`.
+
+#include <fusekit/config.hpp>
+#include <fusekit/detail/numeric.hpp>
+#include <fusekit/detail/tanh.hpp>
+
+#include <cuda/std/tuple>
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace fusekit {
+
+/// x / scale. `normalize{255.0f}` maps greyscales in [0, 255] to [0, 1].
+template <class S>
+struct normalize {
+  static_assert(std::is_floating_point_v<S>, "fusekit::normalize: the scale must be float or double");
+  static constexpr int arity = 1;
+  S scale;
+
+  template <class T>
+  FUSEKIT_HD compute_t<T, S> operator()(T x) const {
+    using C = compute_t<T, S>;
+    return detail::convert<C>(x) / static_cast<C>(scale);
+  }
+};
+template <class S>
+normalize(S) -> normalize<S>;
+
+/// x · w: weighs the running value by the next input.
+struct weigh {
+  static constexpr int arity = 2;
+
+  template <class T, class W>
+  FUSEKIT_HD compute_t<T, W> operator()(T x, W w) const {
+    using C = compute_t<T, W>;
+    return detail::convert<C>(x) * detail::convert<C>(w);
+  }
+};
+
+/// Accurate tanh (see the table above). Unlike (e^x − e^−x)/(e^x + e^−x) it never
+/// returns NaN for a finite argument.
+struct tanh_activate {
+  static constexpr int arity = 1;
+
+  template <class T>
+  FUSEKIT_HD compute_t<T> operator()(T x) const {
+    return detail::accurate_tanh(detail::convert<compute_t<T>>(x));
+  }
+};
+
+/// Hardware tanh approximation on the device (float); accurate elsewhere.
+struct fast_tanh_activate {
+  static constexpr int arity = 1;
+  /// Largest relative error against tanh, for float on the device.
+  static constexpr double max_relative_error = detail::fast_tanh_max_relative_error;
+
+  template <class T>
+  FUSEKIT_HD compute_t<T> operator()(T x) const {
+    return detail::fast_tanh(detail::convert<compute_t<T>>(x));
+  }
+};
+
+namespace detail {
+
+template <class S, class = void>
+struct declared_arity : std::integral_constant<int, 0> {};
+template <class S>
+struct declared_arity<S, std::void_t<decltype(S::arity)>> : std::integral_constant<int, int{S::arity}> {};
+
+/// Arity of stage S when the running value has type V: declared, else detected.
+template <class S, class V>
+FUSEKIT_HD constexpr int stage_arity() {
+  if constexpr (declared_arity<S>::value != 0) {
+    static_assert(declared_arity<S>::value == 1 || declared_arity<S>::value == 2,
+                  "fusekit::fuse: a stage's arity must be 1 (unary) or 2 (binary)");
+    return declared_arity<S>::value;
+  } else {
+    constexpr bool unary = std::is_invocable_v<const S&, V>;
+    constexpr bool binary = std::is_invocable_v<const S&, V, V>;
+    static_assert(unary || binary,
+                  "fusekit::fuse: a stage must be callable with the running value (unary) or with the "
+                  "running value and the next input (binary)");
+    static_assert(!(unary && binary),
+                  "fusekit::fuse: this stage is callable with one and with two arguments; declare "
+                  "`static constexpr int arity = 1;` or `= 2;` in it");
+    return unary ? 1 : 2;
+  }
+}
+
+/// Number of inputs consumed by stages I.. when the running value has type V.
+template <class Stages, std::size_t I, class V>
+FUSEKIT_HD constexpr std::size_t inputs_after() {
+  if constexpr (I == ::cuda::std::tuple_size<Stages>::value) {
+    return 0;
+  } else {
+    using S = ::cuda::std::tuple_element_t<I, Stages>;
+    if constexpr (stage_arity<S, V>() == 1) {
+      return inputs_after<Stages, I + 1, std::invoke_result_t<const S&, V>>();
+    } else {
+      return 1 + inputs_after<Stages, I + 1, std::invoke_result_t<const S&, V, V>>();
+    }
+  }
+}
+
+}  // namespace detail
+
+/// Stages composed left to right; built by `fuse`.
+template <class... Stages>
+class fused {
+  static_assert(sizeof...(Stages) >= 1, "fusekit::fuse needs at least one stage");
+  using stage_tuple = ::cuda::std::tuple<Stages...>;
+
+ public:
+  constexpr fused() = default;
+  FUSEKIT_HD constexpr explicit fused(Stages... stages) : stages_(stages...) {}
+
+  /// Inputs taken when values have type V: 1 + the number of binary stages.
+  template <class V = float>
+  static constexpr std::size_t arity = 1 + detail::inputs_after<stage_tuple, 0, V>();
+
+  template <class X0, class... Xs, std::enable_if_t<1 + sizeof...(Xs) == arity<X0>, int> = 0>
+  FUSEKIT_HD auto operator()(X0 x0, Xs... xs) const {
+    ::cuda::std::tuple<Xs...> const rest(xs...);
+    return apply<0, 0>(x0, rest);
+  }
+
+  /// The I-th stage.
+  template <std::size_t I>
+  FUSEKIT_HD constexpr const auto& stage() const {
+    return ::cuda::std::get<I>(stages_);
+  }
+
+ private:
+  template <std::size_t I, std::size_t J, class V, class Rest>
+  FUSEKIT_HD auto apply(V v, const Rest& rest) const {
+    if constexpr (I == sizeof...(Stages)) {
+      return v;
+    } else {
+      const auto& s = ::cuda::std::get<I>(stages_);
+      using S = std::decay_t<decltype(s)>;
+      if constexpr (detail::stage_arity<S, V>() == 1) {
+        return apply<I + 1, J>(s(v), rest);
+      } else {
+        return apply<I + 1, J + 1>(s(v, ::cuda::std::get<J>(rest)), rest);
+      }
+    }
+  }
+
+  stage_tuple stages_{};
+};
+
+/// Composes `stages` into one functor (see the file comment for the rules).
+template <class... Stages>
+FUSEKIT_HD constexpr fused<Stages...> fuse(Stages... stages) {
+  return fused<Stages...>(stages...);
+}
+
+/// The user's hidden layer: tanh((x / scale) · w).
+template <class S = float>
+using hidden_layer_op = fused<normalize<S>, weigh, tanh_activate>;
+
+/// `hidden_layer_op` for greyscales in [0, 255].
+template <class S = float>
+FUSEKIT_HD constexpr hidden_layer_op<S> make_hidden_layer(S scale = S(255)) {
+  return fuse(normalize<S>{scale}, weigh{}, tanh_activate{});
+}
+
+}  // namespace fusekit

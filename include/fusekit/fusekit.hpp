@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Umbrella header for host compilers (g++ alone, with the CCCL and CUDA include
+/// directories): functors, policies, errors and the CPU backend. Include
+/// `fusekit/fusekit.cuh` from nvcc for the GPU algorithms too.
+
+#include <fusekit/config.hpp>
+#include <fusekit/elementwise.hpp>
+#include <fusekit/error.hpp>
+#include <fusekit/functors.hpp>
+#include <fusekit/policy.hpp>

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Shared by fusekit's tests: the CUDA-device check, ulp distances against
+// long-double references, and reproducible data.
+
+#include <fusekit/policy.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace fusekit::test {
+
+/// Whether a CUDA device is present; GPU tests skip without one.
+inline bool cuda_device_present() { return fusekit::cuda_device_count() > 0; }
+
+/// Distance of `y` from the exact value `ref`, in units of the spacing of T
+/// at |ref| (an ulp of the exact result). NaN matches NaN only.
+template <class T>
+double ulp_error(T y, long double ref) {
+  if (std::isnan(ref) || std::isnan(y)) { return std::isnan(ref) && std::isnan(y) ? 0.0 : 1e30; }
+  if (std::isinf(ref) || std::isinf(y)) { return y == ref ? 0.0 : 1e30; }
+  constexpr int digits = std::numeric_limits<T>::digits;
+  constexpr int min_exp = std::numeric_limits<T>::min_exponent;
+  int e = 0;
+  (void)std::frexp(std::fabs(ref), &e);
+  int const ulp_exp = (e < min_exp ? min_exp : e) - digits;
+  return static_cast<double>(std::fabs(static_cast<long double>(y) - ref) / std::ldexp(1.0L, ulp_exp));
+}
+
+/// Greyscales as the user has them: whole numbers in [0, 255).
+template <class T>
+std::vector<T> make_greyscales(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(0, 254);
+  std::vector<T> v(n);
+  for (auto& x : v) { x = static_cast<T>(dist(gen)); }
+  return v;
+}
+
+/// Weights as the user has them: N(0.5, 0.1).
+template <class T>
+std::vector<T> make_weights(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist(0.5, 0.1);
+  std::vector<T> v(n);
+  for (auto& x : v) { x = static_cast<T>(dist(gen)); }
+  return v;
+}
+
+}  // namespace fusekit::test
+
+/// First statement of a GPU test.
+#define FUSEKIT_REQUIRE_CUDA_DEVICE()                                              \
+  do {                                                                             \
+    if (!::fusekit::test::cuda_device_present()) { GTEST_SKIP() << "no CUDA device"; } \
+  } while (0)
