@@ -65,10 +65,12 @@ void check_transform(const call_site& site, ::cuda::std::span<Out> out, ::cuda::
                 "fusekit::transform: op must be callable with one element of each input, in order");
   named_range const o = describe(site.names[0], out);
   expect_not_null(site.function, o);
+  expect_aligned(site.function, o);
   std::size_t k = 1;
   named_range const in_ranges[] = {describe(site.names[k++], ins)...};
   for (const auto& in : in_ranges) {
     expect_not_null(site.function, in);
+    expect_aligned(site.function, in);
     expect_same_size(site.function, in, o);
     expect_in_place_or_disjoint(site.function, o, in);
   }

@@ -75,5 +75,5 @@ class cuda_error : public std::runtime_error {
 
 #define FUSEKIT_EXPECTS(cond, msg)                                   \
   do {                                                               \
-    if (!(cond)) { throw ::fusekit::invalid_argument(std::string("fusekit: ") + (msg)); } \
+    if (!(cond)) { throw ::fusekit::invalid_argument(msg); }          \
   } while (0)

@@ -36,6 +36,13 @@ inline void expect_not_null(const char* function, const named_range& r) {
                                                    " elements; a null view must be empty");
 }
 
+/// Elements at their natural alignment (the GPU cannot load a float from an odd address).
+inline void expect_aligned(const char* function, const named_range& r) {
+  FUSEKIT_EXPECTS(r.begin % r.element_bytes == 0, std::string(function) + ": " + r.name +
+                                                      " is not aligned to its element size (" +
+                                                      std::to_string(r.element_bytes) + " bytes)");
+}
+
 inline void expect_same_size(const char* function, const named_range& r, const named_range& ref) {
   FUSEKIT_EXPECTS(r.size == ref.size, std::string(function) + ": " + r.name + " has " +
                                           std::to_string(r.size) + " elements but " + ref.name + " has " +
