@@ -51,6 +51,16 @@ template <class T>
 inline constexpr bool is_output_element_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || is_half_type_v<T>;
 
+/// nvcc's extended `__device__` lambdas: callable on the device only, so the
+/// host cannot check their signature.
+#if defined(__CUDACC_EXTENDED_LAMBDA__)
+template <class Op>
+inline constexpr bool is_device_lambda_v = __nv_is_extended_device_lambda_closure_type(Op);
+#else
+template <class Op>
+inline constexpr bool is_device_lambda_v = false;
+#endif
+
 template <class Out, class Op, class... Ins>
 void check_transform(const call_site& site, ::cuda::std::span<Out> out, ::cuda::std::span<Ins>... ins) {
   static_assert(sizeof...(Ins) >= 1 && sizeof...(Ins) <= 4, "fusekit::transform takes 1 to 4 inputs");
@@ -61,7 +71,7 @@ void check_transform(const call_site& site, ::cuda::std::span<Out> out, ::cuda::
   static_assert((is_supported_element_v<Ins> && ...),
                 "fusekit::transform: unsupported input element type. Use float, double, __half, "
                 "__nv_bfloat16 or an integer type");
-  static_assert(std::is_invocable_v<const Op&, Ins&...>,
+  static_assert(is_device_lambda_v<Op> || std::is_invocable_v<const Op&, Ins&...>,
                 "fusekit::transform: op must be callable with one element of each input, in order");
   named_range const o = describe(site.names[0], out);
   expect_not_null(site.function, o);
@@ -79,6 +89,8 @@ void check_transform(const call_site& site, ::cuda::std::span<Out> out, ::cuda::
 template <class Out, class Op, class... Ins>
 void run_transform(const call_site& site, const cpu& policy, ::cuda::std::span<Out> out, const Op& op,
                    ::cuda::std::span<Ins>... ins) {
+  static_assert(!is_device_lambda_v<Op>,
+                "fusekit::transform: a __device__ lambda cannot run on the CPU; make it __host__ __device__");
   check_transform<Out, Op>(site, out, ins...);
   cpu_transform(policy, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
 }
