@@ -5,6 +5,8 @@
 
 #include <fusekit/policy.hpp>
 
+#include "data.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,26 +32,6 @@ double ulp_error(T y, long double ref) {
   (void)std::frexp(std::fabs(ref), &e);
   int const ulp_exp = (e < min_exp ? min_exp : e) - digits;
   return static_cast<double>(std::fabs(static_cast<long double>(y) - ref) / std::ldexp(1.0L, ulp_exp));
-}
-
-/// Greyscales as the user has them: whole numbers in [0, 255).
-template <class T>
-std::vector<T> make_greyscales(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(0, 254);
-  std::vector<T> v(n);
-  for (auto& x : v) { x = static_cast<T>(dist(gen)); }
-  return v;
-}
-
-/// Weights as the user has them: N(0.5, 0.1).
-template <class T>
-std::vector<T> make_weights(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist(0.5, 0.1);
-  std::vector<T> v(n);
-  for (auto& x : v) { x = static_cast<T>(dist(gen)); }
-  return v;
 }
 
 }  // namespace fusekit::test

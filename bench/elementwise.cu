@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fused hidden layer against the same three functors run as three passes,
+// and against a plain copy (the roofline), on the GPU and on the CPU.
+//
+//   elementwise_bench [--benchmark_filter=gpu|cpu] [--benchmark_out=r.json --benchmark_out_format=json]
+//
+// Counters: bytes_per_second counts the layer's minimum traffic (read grey and
+// w, write out) for every variant, so fused and unfused compare by time;
+// pct_of_copy is that bandwidth over the copy kernel's (read + write) at the
+// same n, measured in the same run. GPU times come from CUDA events, with the
+// L2 cache flushed before each iteration.
+#include <fusekit/fusekit.cuh>
+
+#include "common/bench_util.cuh"
+#include "../tests/common/device_buffer.cuh"
+#include "../tests/common/data.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::cuda::std::span;
+using fusekit::bench::cuda_event_timer;
+using fusekit::bench::report_bandwidth;
+using fusekit::test::device_buffer;
+
+// ---- GPU ---------------------------------------------------------------------
+
+// The roofline: a float4 grid-stride copy, n divisible by 4.
+__global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::int64_t n4) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n4;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = in[i];
+  }
+}
+
+// Counter-based random numbers, so device data needs no host generation or copy.
+__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
+  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + seed;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
+}
+
+// Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) by Box-Muller.
+template <class G>
+__global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    grey[i] = static_cast<G>(hash32(i, 1) % 255u);
+    float const u1 = (static_cast<float>(hash32(i, 2) >> 8) + 1.0f) * 0x1p-24f;
+    float const u2 = static_cast<float>(hash32(i, 3) >> 8) * 0x1p-24f;
+    w[i] = 0.5f + 0.1f * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+  }
+}
+
+void BM_gpu_copy(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  device_buffer<float> in(n), out(n);
+  FUSEKIT_CUDA_TRY(cudaMemset(in.data(), 0x3c, n * sizeof(float)));
+  fusekit::bench::l2_flush const flush;
+  int const grid = fusekit::detail::resident_grid(copy_kernel, n / 4, 256);
+  double seconds = 0;
+  for (auto _ : state) {
+    flush(nullptr);
+    cuda_event_timer const timer(state, nullptr, &seconds);
+    copy_kernel<<<grid, 256>>>(reinterpret_cast<const float4*>(in.data()), reinterpret_cast<float4*>(out.data()), n / 4);
+  }
+  FUSEKIT_CHECK_LAUNCH();
+  fusekit::bench::record_roofline(state, true, n, 8.0 * static_cast<double>(n), seconds);
+}
+
+template <class G, bool Fused>
+void BM_gpu_layer(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  device_buffer<G> grey(n);
+  device_buffer<float> w(n), out(n);
+  fill_layer_inputs<<<1024, 256>>>(grey.data(), w.data(), n);
+  FUSEKIT_CHECK_LAUNCH();
+  fusekit::bench::l2_flush const flush;
+  double seconds = 0;
+  for (auto _ : state) {
+    flush(nullptr);
+    cuda_event_timer const timer(state, nullptr, &seconds);
+    if constexpr (Fused) {
+      fusekit::hidden_layer(fusekit::cuda{}, grey.cview(), w.cview(), out.view());
+    } else {
+      fusekit::hidden_layer_unfused(fusekit::cuda{}, grey.cview(), w.cview(), out.view());
+    }
+  }
+  report_bandwidth(state, true, n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
+}
+
+// ---- CPU ---------------------------------------------------------------------
+
+void BM_cpu_copy(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  std::vector<float> in(n, 1.0f), out(n);
+  double seconds = 0;
+  for (auto _ : state) {
+    fusekit::bench::host_timer const timer(seconds);
+    float const* src = in.data();
+    float* dst = out.data();
+#pragma omp parallel for simd schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) { dst[i] = src[i]; }
+    benchmark::DoNotOptimize(dst);
+  }
+  fusekit::bench::record_roofline(state, false, n, 8.0 * static_cast<double>(n), seconds);
+}
+
+template <class G, bool Fused>
+void BM_cpu_layer(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  auto const grey = fusekit::test::make_greyscales<G>(static_cast<std::size_t>(n), 1);
+  auto const w = fusekit::test::make_weights<float>(static_cast<std::size_t>(n), 2);
+  std::vector<float> out(n);
+  double seconds = 0;
+  for (auto _ : state) {
+    fusekit::bench::host_timer const timer(seconds);
+    if constexpr (Fused) {
+      fusekit::hidden_layer(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
+    } else {
+      fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  report_bandwidth(state, false, n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
+}
+
+void register_benchmarks() {
+  std::vector<std::int64_t> const gpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28};
+  std::vector<std::int64_t> const cpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24};
+  auto sizes = [](benchmark::internal::Benchmark* b, const std::vector<std::int64_t>& ns) {
+    for (auto n : ns) { b->Arg(n); }
+  };
+  if (fusekit::has_cuda_device()) {
+    // The copy first: the others report their bandwidth as a share of it.
+    sizes(benchmark::RegisterBenchmark("gpu/copy", BM_gpu_copy)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/fused/f32", BM_gpu_layer<float, true>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/unfused/f32", BM_gpu_layer<float, false>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/fused/u8", BM_gpu_layer<std::uint8_t, true>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/unfused/u8", BM_gpu_layer<std::uint8_t, false>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+  }
+  sizes(benchmark::RegisterBenchmark("cpu/copy", BM_cpu_copy)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/fused/f32", BM_cpu_layer<float, true>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/unfused/f32", BM_cpu_layer<float, false>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/fused/u8", BM_cpu_layer<std::uint8_t, true>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/unfused/u8", BM_cpu_layer<std::uint8_t, false>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) { return 1; }
+  register_benchmarks();
+  benchmark::AddCustomContext("fusekit_version", std::to_string(FUSEKIT_VERSION));
+  if (fusekit::has_cuda_device()) {
+    cudaDeviceProp prop{};
+    FUSEKIT_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    int driver = 0;
+    int runtime = 0;
+    FUSEKIT_CUDA_TRY(cudaDriverGetVersion(&driver));
+    FUSEKIT_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
+    benchmark::AddCustomContext("gpu", prop.name);
+    benchmark::AddCustomContext("cuda_driver", std::to_string(driver));
+    benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
+  } else {
+    benchmark::AddCustomContext("gpu", "none");
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Summarizes fusekit's Google Benchmark JSON files into the tables the
+targets are stated in.
+
+    python3 bench/summarize.py DIR_OR_JSON...
+
+For the elementwise bench, per backend and size: the copy roofline, the fused
+and unfused layer for float and uint8 greyscales, fused as % of copy, the
+fused/unfused speedup, and uint8 over float. Standard library only.
+"""
+import json
+import pathlib
+import sys
+
+
+def load(paths):
+    runs, contexts = [], []
+    for p in paths:
+        p = pathlib.Path(p)
+        files = sorted(p.glob("*.json")) if p.is_dir() else [p]
+        for f in files:
+            data = json.loads(f.read_text())
+            contexts.append((f.name, data.get("context", {})))
+            runs += [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+    return runs, contexts
+
+
+def elementwise_table(runs):
+    # Names look like "gpu/fused/f32/268435456/manual_time".
+    by = {}
+    for b in runs:
+        parts = b["name"].split("/")
+        if len(parts) < 3 or parts[0] not in ("gpu", "cpu"):
+            continue
+        backend, variant = parts[0], parts[1]
+        if variant == "copy":
+            key, n = (backend, "copy", ""), int(parts[2])
+        else:
+            key, n = (backend, variant, parts[2]), int(parts[3])
+        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
+        by[key + (n,)] = {"us": b["real_time"] * scale, "gbs": b.get("bytes_per_second", 0) / 1e9,
+                          "pct": b.get("pct_of_copy")}
+    lines = []
+    for backend in ("gpu", "cpu"):
+        sizes = sorted({k[3] for k in by if k[0] == backend})
+        if not sizes:
+            continue
+        lines.append(f"\n{backend.upper()} hidden layer: tanh((grey/255)*w), times in microseconds")
+        header = (f"{'n':>11} {'copy GB/s':>10} {'fused f32':>10} {'unfused f32':>12} {'fused/copy':>10} "
+                  f"{'speedup':>8} {'fused u8':>9} {'unfused u8':>11} {'speedup':>8} {'u8 vs f32':>9}")
+        lines += [header, "-" * len(header)]
+        for n in sizes:
+            def get(variant, dtype, field="us"):
+                r = by.get((backend, variant, dtype, n))
+                return r[field] if r and r[field] is not None else float("nan")
+            copy = by.get((backend, "copy", "", n), {}).get("gbs", float("nan"))
+            ff, uf = get("fused", "f32"), get("unfused", "f32")
+            f8, u8 = get("fused", "u8"), get("unfused", "u8")
+            lines.append(f"{n:>11} {copy:>10.1f} {ff:>10.1f} {uf:>12.1f} {get('fused', 'f32', 'pct'):>9.1f}% "
+                         f"{uf / ff:>7.2f}x {f8:>9.1f} {u8:>11.1f} {u8 / f8:>7.2f}x {ff / f8:>8.2f}x")
+    return lines
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    runs, contexts = load(argv[1:])
+    if not runs:
+        print("no benchmark results found in", " ".join(argv[1:]))
+        return 1
+    for name, ctx in contexts:
+        print(f"{name}: {ctx.get('date', '?')}, host {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} CPUs, "
+              f"GPU {ctx.get('gpu', 'none')}, driver {ctx.get('cuda_driver', '-')}, runtime {ctx.get('cuda_runtime', '-')}")
+    print("\n".join(elementwise_table(runs)))
+    print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's;"
+          "\nspeedup: unfused time / fused time; u8 vs f32: fused float-greyscale time / fused uint8 time.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
