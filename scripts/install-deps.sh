@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
+# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Python 3. Does nothing
+# when they are already there.
+set -euo pipefail
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v python3 >/dev/null || need+=(python3)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+[ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
+command -v g++ >/dev/null || need+=(g++)
+if ((${#need[@]})); then
+  echo "installing: ${need[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDACXX:-}" ]; then
+  echo "error: no nvcc: install the CUDA toolkit (12.x or 13.x) or set CUDACXX" >&2
+  exit 1
+fi
