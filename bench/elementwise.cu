@@ -32,8 +32,7 @@ using fusekit::test::device_buffer;
 
 // The roofline: a float4 grid-stride copy, n divisible by 4.
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::int64_t n4) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n4;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n4; i += fusekit::detail::grid_stride()) {
     out[i] = in[i];
   }
 }
@@ -49,8 +48,7 @@ __host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t s
 // Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) by Box-Muller.
 template <class G>
 __global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
     grey[i] = static_cast<G>(hash32(i, 1) % 255u);
     float const u1 = (static_cast<float>(hash32(i, 2) >> 8) + 1.0f) * 0x1p-24f;
     float const u2 = static_cast<float>(hash32(i, 3) >> 8) * 0x1p-24f;

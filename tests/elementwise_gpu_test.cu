@@ -159,7 +159,7 @@ TEST(GpuTransform, GraphCapturedCallReplays) {
 }
 
 __global__ void fill_large(std::uint8_t* grey, float* w, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x) {
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
     grey[i] = static_cast<std::uint8_t>(i % 251);
     w[i] = 0.25f + 0.125f * static_cast<float>(i % 7);
   }

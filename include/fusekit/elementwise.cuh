@@ -5,7 +5,7 @@
 /// grid-stride kernel per call, launched on the policy's stream.
 
 #include <fusekit/detail/elementwise_body.hpp>
-#include <fusekit/detail/launch.hpp>
+#include <fusekit/detail/launch.cuh>
 #include <fusekit/elementwise.hpp>
 
 #include <cuda_runtime.h>
@@ -16,17 +16,7 @@ namespace detail {
 template <class Out, class Op, class... Ins>
 __global__ void __launch_bounds__(default_block_size)
     elementwise_kernel(elementwise_plan plan, Op op, Out* out, const Ins*... ins) {
-  std::int64_t const thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::int64_t const threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  elementwise_thread(thread, threads, plan, op, out, ins...);
-}
-
-/// Grid for `kernel`: one thread per work item, at most the blocks resident at once.
-template <class Kernel>
-int resident_grid(Kernel kernel, std::int64_t items, int block_size) {
-  int blocks_per_sm = 0;
-  FUSEKIT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
-  return grid_size(items, block_size, current_sm_count(), blocks_per_sm);
+  elementwise_thread(global_thread_id(), grid_stride(), plan, op, out, ins...);
 }
 
 template <class Out, class Op, class... Ins>
