@@ -5,3 +5,4 @@
 
 #include <fusekit/elementwise.cuh>
 #include <fusekit/fusekit.hpp>
+#include <fusekit/reduce.cuh>

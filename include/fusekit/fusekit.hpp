@@ -10,3 +10,4 @@
 #include <fusekit/error.hpp>
 #include <fusekit/functors.hpp>
 #include <fusekit/policy.hpp>
+#include <fusekit/reduce.hpp>

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sums on the host: the deterministic tree against an independent scalar
+// implementation of the same order (bit for bit), every algorithm against a
+// long-double reference within its stated bound, exact integer sums, IEEE
+// special values, and argument validation.
+#include <fusekit/fusekit.hpp>
+
+#include "common/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::cuda::std::span;
+using fusekit::reduce_algorithm;
+
+constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
+                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
+
+// The documented order, written out plainly: 256 lanes per 8192-value tile,
+// lane l adds elements l + 256k for k = 0..31, then pairs at distance
+// 128, 64, ..., 1; levels repeat until one value is left.
+template <class Acc, class T>
+Acc reference_tree(const std::vector<T>& x) {
+  if (x.empty()) { return Acc(0); }
+  std::vector<Acc> level(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) { level[i] = static_cast<Acc>(fusekit::detail::convert<Acc>(x[i])); }
+  bool first = true;
+  while (first || level.size() > 1) {
+    first = false;
+    std::vector<Acc> next;
+    for (std::size_t base = 0; base < level.size(); base += 8192) {
+      Acc lanes[256];
+      for (int l = 0; l < 256; ++l) {
+        lanes[l] = Acc(0);
+        for (int k = 0; k < 32; ++k) {
+          std::size_t const i = base + static_cast<std::size_t>(l) + 256u * static_cast<std::size_t>(k);
+          if (i < level.size()) { lanes[l] = lanes[l] + level[i]; }
+        }
+      }
+      for (int s = 128; s >= 1; s /= 2) {
+        for (int l = 0; l < s; ++l) { lanes[l] = lanes[l] + lanes[l + s]; }
+      }
+      next.push_back(lanes[0]);
+    }
+    level.swap(next);
+  }
+  return level[0];
+}
+
+template <class T>
+std::vector<T> signed_values(std::size_t n, std::uint32_t seed) {
+  // Mixed signs and magnitudes over six decades: the order of the additions matters.
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  std::vector<T> v(n);
+  for (auto& x : v) { x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen))); }
+  return v;
+}
+
+template <class T>
+std::vector<T> uniform01(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<T> v(n);
+  for (auto& x : v) { x = static_cast<T>(u(gen)); }
+  return v;
+}
+
+template <class T>
+long double exact_sum(const std::vector<T>& x, long double* abs_sum = nullptr) {
+  long double s = 0;
+  long double a = 0;
+  for (const T& v : x) {
+    auto const d = static_cast<long double>(fusekit::detail::convert<double>(v));
+    s += d;
+    a += fabsl(d);
+  }
+  if (abs_sum != nullptr) { *abs_sum = a; }
+  return s;
+}
+
+template <class Acc>
+long double unit_roundoff() {
+  return std::ldexp(1.0L, -std::numeric_limits<Acc>::digits);
+}
+
+std::vector<std::size_t> tile_boundary_sizes() {
+  return {0, 1, 2, 255, 256, 257, 8191, 8192, 8193, 2 * 8192 - 1, 2 * 8192, 8192 * 3 + 5, 8192 * 8192 - 1,
+          8192 * 8192, 8192 * 8192 + 1};
+}
+
+TEST(DeterministicTree, CpuMatchesIndependentImplementationBitForBit) {
+  std::mt19937 gen(42);
+  std::vector<std::size_t> sizes = tile_boundary_sizes();
+  std::uniform_int_distribution<std::size_t> size(0, 1000000);
+  for (int i = 0; i < 25; ++i) { sizes.push_back(size(gen)); }
+  for (std::size_t n : sizes) {
+    auto const x = signed_values<float>(n, static_cast<std::uint32_t>(n));
+    float const got = fusekit::sum(fusekit::cpu{}, span<const float>(x), reduce_algorithm::deterministic);
+    float const want = reference_tree<float>(x);
+    std::uint32_t gb, wb;
+    std::memcpy(&gb, &got, 4);
+    std::memcpy(&wb, &want, 4);
+    ASSERT_EQ(gb, wb) << "n=" << n << " got " << got << " want " << want;
+    if (n <= 1000000) {
+      double const got_d = fusekit::sum(fusekit::cpu{2}, span<const float>(x), reduce_algorithm::deterministic,
+                                        fusekit::accumulate_in<double>{});
+      ASSERT_EQ(got_d, (reference_tree<double>(x))) << "n=" << n;
+    }
+  }
+}
+
+TEST(DeterministicTree, SameBitsForAnyThreadCount) {
+  auto const x = signed_values<double>(3000001, 9);
+  double const one = fusekit::sum(fusekit::cpu{1}, span<const double>(x));
+  double const two = fusekit::sum(fusekit::cpu{2}, span<const double>(x));
+  double const seven = fusekit::sum(fusekit::cpu{7}, span<const double>(x));
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one, seven);
+}
+
+TEST(DeterministicTree, LevelCount) {
+  EXPECT_EQ(fusekit::detail::tree_levels(0), 0);
+  EXPECT_EQ(fusekit::detail::tree_levels(1), 0);
+  EXPECT_EQ(fusekit::detail::tree_levels(8192), 1);
+  EXPECT_EQ(fusekit::detail::tree_levels(8193), 2);
+  EXPECT_EQ(fusekit::detail::tree_levels(std::int64_t{8192} * 8192), 2);
+  EXPECT_EQ(fusekit::detail::tree_levels(std::int64_t{8192} * 8192 + 1), 3);
+}
+
+// Bound factors from reduce.hpp's table, for the CPU backend.
+template <class Acc>
+long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
+  long double const u = unit_roundoff<Acc>();
+  long double factor = 0;
+  if (a == reduce_algorithm::deterministic) {
+    factor = 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1);
+  } else {
+    factor = 4096.0L / 8 + 8 + static_cast<long double>(n) / 4096 * std::ldexp(1.0L, -29) + 1;
+  }
+  return factor * u * abs_sum;
+}
+
+template <class T, class Acc>
+void check_against_reference(std::size_t n, std::uint32_t seed) {
+  auto const x = signed_values<T>(n, seed);
+  long double abs_sum = 0;
+  long double const exact = exact_sum(x, &abs_sum);
+  for (auto a : all_algorithms) {
+    Acc got{};
+    fusekit::reduce_sum(fusekit::cpu{}, span<const T>(x), &got, a);
+    long double const err = fabsl(static_cast<long double>(got) - exact);
+    EXPECT_LE(err, cpu_bound<Acc>(a, n, abs_sum)) << fusekit::to_string(a) << " n=" << n;
+  }
+}
+
+TEST(CpuSum, EveryAlgorithmWithinItsBound) {
+  for (std::size_t n : {1, 100, 8193, 100000, 1000003}) {
+    check_against_reference<float, float>(n, 1);
+    check_against_reference<float, double>(n, 2);
+    check_against_reference<double, double>(n, 3);
+    check_against_reference<__half, float>(n, 4);
+    check_against_reference<__nv_bfloat16, double>(n, 5);
+  }
+}
+
+TEST(CpuSum, UniformDataRelativeErrorIsSmall) {
+  auto const x = uniform01<float>(std::size_t{1} << 24, 6);
+  long double const exact = exact_sum(x);
+  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::deterministic}) {
+    float const s = fusekit::sum(fusekit::cpu{}, span<const float>(x), a);
+    EXPECT_LE(fabsl((s - exact) / exact), 1e-6L) << fusekit::to_string(a);
+  }
+}
+
+TEST(CpuSum, IntegersAreExact) {
+  std::vector<std::uint8_t> grey(1000001);
+  std::uint64_t want8 = 0;
+  for (std::size_t i = 0; i < grey.size(); ++i) {
+    grey[i] = static_cast<std::uint8_t>(i * 7919 % 255);
+    want8 += grey[i];
+  }
+  std::vector<std::int32_t> ints(700001);
+  std::int64_t want32 = 0;
+  for (std::size_t i = 0; i < ints.size(); ++i) {
+    ints[i] = static_cast<std::int32_t>((i % 2 ? -1 : 1) * static_cast<std::int64_t>(i) * 3001);
+    want32 += ints[i];
+  }
+  std::vector<std::int64_t> big(5, std::int64_t{1} << 60);
+  for (auto a : all_algorithms) {
+    std::uint64_t const s8 = fusekit::sum(fusekit::cpu{}, span<const std::uint8_t>(grey), a);
+    EXPECT_EQ(s8, want8);
+    std::int64_t const s32 = fusekit::sum(fusekit::cpu{}, span<const std::int32_t>(ints), a);
+    EXPECT_EQ(s32, want32);
+    // 5 · 2^60 wraps in 64 bits, as documented.
+    std::int64_t const sbig = fusekit::sum(fusekit::cpu{}, span<const std::int64_t>(big), a);
+    EXPECT_EQ(static_cast<std::uint64_t>(sbig), std::uint64_t{5} << 60);
+  }
+}
+
+TEST(CpuSum, SpecialValuesPropagateAsIeeeAdditionSays) {
+  for (auto a : all_algorithms) {
+    std::vector<float> x(20000, 1.0f);
+    EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const float>(), a), 0.0f);
+    x[123] = INFINITY;
+    EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const float>(x), a), INFINITY) << fusekit::to_string(a);
+    x[19999] = -INFINITY;
+    EXPECT_TRUE(std::isnan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
+    x[123] = 1.0f;
+    x[19999] = NAN;
+    EXPECT_TRUE(std::isnan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
+  }
+}
+
+TEST(CpuTransformReduce, DotSumOfSquaresAndHiddenLayer) {
+  std::size_t const n = 300007;
+  auto const a = signed_values<double>(n, 11);
+  auto const b = signed_values<double>(n, 12);
+  long double dot = 0;
+  long double abs_dot = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    dot += static_cast<long double>(a[i]) * b[i];
+    abs_dot += fabsl(static_cast<long double>(a[i]) * b[i]);
+  }
+  for (auto alg : all_algorithms) {
+    double got = 0;
+    fusekit::transform_reduce_sum(fusekit::cpu{}, &got, alg, fusekit::weigh{}, span<const double>(a), span<const double>(b));
+    EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot) + abs_dot * 0x1p-53L) << fusekit::to_string(alg);
+  }
+  // Sum of squares through a lambda; the default (deterministic) host-value form.
+  double const squares = fusekit::transform_reduce(fusekit::cpu{}, [](double x) { return x * x; }, span<const double>(a));
+  long double sq = 0;
+  for (double v : a) { sq += static_cast<long double>(v) * v; }
+  EXPECT_LE(fabsl(squares - sq), 1e-12L * sq);
+  // The hidden layer summed in one pass equals the tree sum of its output.
+  auto const grey = fusekit::test::make_greyscales<std::uint8_t>(n, 13);
+  auto const w = fusekit::test::make_weights<float>(n, 14);
+  std::vector<float> out(n);
+  fusekit::hidden_layer(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w), span<float>(out));
+  double const layer_sum = fusekit::transform_reduce(fusekit::cpu{}, reduce_algorithm::deterministic,
+                                                     fusekit::accumulate_in<double>{}, fusekit::make_hidden_layer(),
+                                                     span<const std::uint8_t>(grey), span<const float>(w));
+  double const out_sum = fusekit::sum(fusekit::cpu{}, span<const float>(out), reduce_algorithm::deterministic,
+                                      fusekit::accumulate_in<double>{});
+  // Elements may differ by the contraction of the two CPU code paths (≤ 2 · 1.6 ulp each).
+  EXPECT_NEAR(layer_sum, out_sum, 4e-7 * static_cast<double>(n));
+}
+
+template <class F>
+void expect_invalid(F f, const std::vector<std::string>& needles) {
+  try {
+    f();
+    ADD_FAILURE() << "not rejected";
+  } catch (const fusekit::invalid_argument& e) {
+    for (const auto& needle : needles) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
+  }
+}
+
+TEST(CpuSumArguments, Rejected) {
+  std::vector<float> x(64, 1.0f);
+  float out = -7.0f;
+  expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(static_cast<const float*>(nullptr), 4), &out); },
+                 {"reduce_sum", "in", "null"});
+  expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(x), static_cast<float*>(nullptr)); },
+                 {"out is null"});
+  expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(x), x.data() + 5); }, {"out overlaps in"});
+  expect_invalid([&] {
+    fusekit::transform_reduce_sum(fusekit::cpu{}, &out, reduce_algorithm::cub, fusekit::weigh{}, span<const float>(x),
+                                  span<const float>(x).first(3));
+  }, {"transform_reduce_sum", "ins[1]", "same size"});
+  EXPECT_EQ(out, -7.0f);
+}
+
+}  // namespace

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sums on the GPU: every algorithm against a long-double reference, the
+// deterministic tree against the CPU backend bit for bit (50 sizes, repeated
+// runs, different grids), a graph-captured workspace call, and n = 2^31 + 17.
+// Argument validation for the cuda policy runs without a device.
+#include <fusekit/fusekit.cuh>
+
+#include "common/device_buffer.cuh"
+#include "common/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::cuda::std::span;
+using fusekit::reduce_algorithm;
+using fusekit::test::device_buffer;
+
+constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
+                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
+
+template <class T>
+std::vector<T> signed_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  std::vector<T> v(n);
+  for (auto& x : v) { x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen))); }
+  return v;
+}
+
+template <class Acc, class T>
+Acc gpu_sum(const device_buffer<T>& d, reduce_algorithm a) {
+  device_buffer<Acc> out(1);
+  fusekit::reduce_sum(fusekit::cuda{}, d.cview(), out.data(), a);
+  return out.to_host()[0];
+}
+
+// Bound factors from reduce.hpp's table, with the device's block and SM counts.
+template <class Acc>
+long double gpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
+  long double const u = std::ldexp(1.0L, -std::numeric_limits<Acc>::digits);
+  int sms = fusekit::detail::current_sm_count();
+  long double const threads = static_cast<long double>(sms) * 2048;
+  long double factor = 0;
+  switch (a) {
+    case reduce_algorithm::naive_atomic: factor = static_cast<long double>(n); break;
+    case reduce_algorithm::block_atomic: factor = n / threads + 10 + 2.0L * sms + 1; break;
+    case reduce_algorithm::cub: factor = n / threads + std::log2(static_cast<double>(n) + 2) + 1; break;
+    case reduce_algorithm::deterministic: factor = 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1); break;
+  }
+  return factor * u * abs_sum;
+}
+
+template <class T, class Acc>
+void check_algorithms(std::size_t n, std::uint32_t seed) {
+  auto const x = signed_values<T>(n, seed);
+  long double exact = 0;
+  long double abs_sum = 0;
+  for (const T& v : x) {
+    auto const d = static_cast<long double>(fusekit::detail::convert<double>(v));
+    exact += d;
+    abs_sum += fabsl(d);
+  }
+  device_buffer<T> d(x);
+  for (auto a : all_algorithms) {
+    Acc const got = gpu_sum<Acc>(d, a);
+    EXPECT_LE(fabsl(static_cast<long double>(got) - exact), gpu_bound<Acc>(a, n, abs_sum))
+        << fusekit::to_string(a) << " n=" << n;
+  }
+}
+
+TEST(GpuSum, EveryAlgorithmWithinItsBound) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  for (std::size_t n : {1, 1000, 8193, 1000003, 1 << 24}) {
+    check_algorithms<float, float>(n, 1);
+    check_algorithms<float, double>(n, 2);
+    check_algorithms<double, double>(n, 3);
+    check_algorithms<__half, float>(n, 4);
+  }
+}
+
+TEST(GpuSum, UniformFloatRelativeError) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = std::size_t{1} << 26;
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> x(n);
+  long double exact = 0;
+  for (auto& v : x) {
+    v = u(gen);
+    exact += v;
+  }
+  device_buffer<float> d(x);
+  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    float const s = gpu_sum<float>(d, a);
+    EXPECT_LE(fabsl((s - exact) / exact), 1e-6L) << fusekit::to_string(a);
+  }
+}
+
+TEST(GpuSum, IntegersExactAndEmptyIsZero) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::vector<std::int32_t> ints(1000001);
+  std::int64_t want = 0;
+  for (std::size_t i = 0; i < ints.size(); ++i) {
+    ints[i] = static_cast<std::int32_t>((i % 3 ? -1 : 2) * static_cast<std::int64_t>(i) * 1777);
+    want += ints[i];
+  }
+  std::vector<std::uint8_t> grey = fusekit::test::make_greyscales<std::uint8_t>(777777, 3);
+  std::uint64_t want8 = 0;
+  for (auto g : grey) { want8 += g; }
+  device_buffer<std::int32_t> d(ints);
+  device_buffer<std::uint8_t> d8(grey);
+  device_buffer<float> empty(0);
+  for (auto a : all_algorithms) {
+    EXPECT_EQ((gpu_sum<std::int64_t>(d, a)), want) << fusekit::to_string(a);
+    EXPECT_EQ((gpu_sum<std::uint64_t>(d8, a)), want8) << fusekit::to_string(a);
+    EXPECT_EQ((gpu_sum<float>(empty, a)), 0.0f) << fusekit::to_string(a);
+  }
+}
+
+TEST(GpuSum, SpecialValuesPropagate) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::vector<float> x(50000, 1.0f);
+  x[777] = INFINITY;
+  device_buffer<float> inf(x);
+  x[49999] = -INFINITY;
+  device_buffer<float> nan(x);
+  for (auto a : all_algorithms) {
+    EXPECT_EQ((gpu_sum<float>(inf, a)), INFINITY) << fusekit::to_string(a);
+    EXPECT_TRUE(std::isnan(gpu_sum<float>(nan, a))) << fusekit::to_string(a);
+  }
+}
+
+std::uint64_t bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+TEST(GpuDeterministic, BitIdenticalToCpuRunToRunAndAcrossGrids) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::mt19937 gen(77);
+  std::uniform_int_distribution<std::size_t> size(0, 3000000);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::size_t const n = trial < 5 ? std::size_t{8192} * (trial + 1) - 1 : size(gen);
+    auto const x = signed_values<float>(n, static_cast<std::uint32_t>(trial));
+    float const cpu = fusekit::sum(fusekit::cpu{}, span<const float>(x), reduce_algorithm::deterministic);
+    double const cpu_d = fusekit::sum(fusekit::cpu{}, span<const float>(x), reduce_algorithm::deterministic,
+                                      fusekit::accumulate_in<double>{});
+    device_buffer<float> d(x);
+    ASSERT_EQ(bits(gpu_sum<float>(d, reduce_algorithm::deterministic)), bits(cpu)) << "n=" << n;
+    ASSERT_EQ(bits(gpu_sum<double>(d, reduce_algorithm::deterministic)), bits(cpu_d)) << "n=" << n;
+  }
+  // Ten repeats and five grid shapes, one size with three tree levels.
+  std::size_t const n = std::size_t{8192} * 8192 + 12345;
+  auto const x = signed_values<float>(n, 99);
+  float const cpu = fusekit::sum(fusekit::cpu{}, span<const float>(x), reduce_algorithm::deterministic);
+  device_buffer<float> d(x);
+  device_buffer<float> out(1);
+  for (int run = 0; run < 10; ++run) { ASSERT_EQ(bits(gpu_sum<float>(d, reduce_algorithm::deterministic)), bits(cpu)); }
+  for (int grid : {1, 3, 64, 1000, 100000}) {
+    fusekit::detail::gpu_reduce(fusekit::cuda{}, fusekit::detail::array_source<float, float>{d.data()},
+                                static_cast<std::int64_t>(n), out.data(), reduce_algorithm::deterministic, {},
+                                "test", grid);
+    ASSERT_EQ(bits(out.to_host()[0]), bits(cpu)) << "grid=" << grid;
+  }
+}
+
+TEST(GpuSum, GraphCapturedWorkspaceCall) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = 5000000;
+  auto const x = signed_values<float>(n, 8);
+  device_buffer<float> d(x);
+  device_buffer<float> out(2);
+  cudaStream_t stream = nullptr;
+  FUSEKIT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t const bytes = std::max(fusekit::reduce_sum_workspace_bytes<float>(n, reduce_algorithm::cub),
+                                     fusekit::reduce_sum_workspace_bytes<float>(n, reduce_algorithm::deterministic));
+  ASSERT_GT(bytes, 0u);
+  device_buffer<std::byte> ws(bytes);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FUSEKIT_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  fusekit::reduce_sum(fusekit::cuda{stream}, d.cview(), out.data(), reduce_algorithm::cub, ws.view());
+  fusekit::reduce_sum(fusekit::cuda{stream}, d.cview(), out.data() + 1, reduce_algorithm::deterministic, ws.view());
+  FUSEKIT_CUDA_TRY(cudaStreamEndCapture(stream, &graph));
+  FUSEKIT_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+  FUSEKIT_CUDA_TRY(cudaMemsetAsync(out.data(), 0xff, 2 * sizeof(float), stream));
+  FUSEKIT_CUDA_TRY(cudaGraphLaunch(exec, stream));
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  auto const got = out.to_host();
+  float const cpu = fusekit::sum(fusekit::cpu{}, span<const float>(x), reduce_algorithm::deterministic);
+  EXPECT_EQ(got[1], cpu);
+  EXPECT_NEAR(got[0], cpu, 1e-4 * std::fabs(cpu) + 1e-2);
+  FUSEKIT_CUDA_TRY(cudaGraphExecDestroy(exec));
+  FUSEKIT_CUDA_TRY(cudaGraphDestroy(graph));
+  FUSEKIT_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+__global__ void fill_pattern(std::int32_t* x, std::int64_t n) {
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
+    x[i] = static_cast<std::int32_t>(i % 1000) - 499;
+  }
+}
+
+// More than 2^31 values (8.6 GB): 64-bit indices in every algorithm but the naive one.
+TEST(GpuSum, MoreThanTwoToThe31Values) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::int64_t const n = (std::int64_t{1} << 31) + 17;
+  std::size_t free_bytes = 0, total = 0;
+  FUSEKIT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < static_cast<std::size_t>(n) * 4 + (std::size_t{1} << 30)) { GTEST_SKIP() << "needs 10 GB of device memory"; }
+  device_buffer<std::int32_t> d(static_cast<std::size_t>(n));
+  fill_pattern<<<1024, 256>>>(d.data(), n);
+  FUSEKIT_CHECK_LAUNCH();
+  // Σ over whole periods of (i % 1000) − 499 is 500 per period; then the partial period.
+  std::int64_t want = (n / 1000) * 500;
+  for (std::int64_t r = 0; r < n % 1000; ++r) { want += r - 499; }
+  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    EXPECT_EQ((gpu_sum<std::int64_t>(d, a)), want) << fusekit::to_string(a);
+    double const s = fusekit::sum(fusekit::cuda{}, span<const std::int32_t>(d.data(), d.size()), a);
+    EXPECT_EQ(s, static_cast<double>(want)) << fusekit::to_string(a);
+  }
+}
+
+TEST(GpuTransformReduce, DotProductAgainstCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = 2000003;
+  auto const a = signed_values<double>(n, 31);
+  auto const b = signed_values<double>(n, 32);
+  device_buffer<double> da(a), db(b);
+  double const cpu = fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
+  for (auto alg : all_algorithms) {
+    double const gpu = fusekit::transform_reduce(fusekit::cuda{}, alg, fusekit::accumulate_in<double>{}, fusekit::weigh{},
+                                                 da.cview(), db.cview());
+    EXPECT_NEAR(gpu, cpu, 1e-9 * static_cast<double>(n)) << fusekit::to_string(alg);
+  }
+  // Deterministic: the same order; a·b is one rounded product on both sides.
+  double const det = fusekit::transform_reduce(fusekit::cuda{}, fusekit::weigh{}, da.cview(), db.cview());
+  EXPECT_EQ(bits(det), bits(cpu));
+}
+
+// Validation needs no device: the cuda policy rejects before launching.
+TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
+  alignas(16) static float storage[64] = {};
+  span<const float> const in(storage, 32);
+  auto* misaligned = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(storage + 40) + 4);
+  for (auto a : all_algorithms) {
+    EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, misaligned, a), fusekit::invalid_argument);
+    EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, storage + 3, a), fusekit::invalid_argument);  // overlaps in
+    EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, span<const float>(static_cast<const float*>(nullptr), 8),
+                                     storage + 40, a),
+                 fusekit::invalid_argument);
+  }
+  try {
+    fusekit::reduce_sum(fusekit::cuda{}, in, misaligned, reduce_algorithm::block_atomic);
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("out is not aligned"), std::string::npos) << e.what();
+  }
+  // A workspace too small is rejected before anything runs (the tree's size needs no device).
+  static std::vector<float> const large(100000, 1.0f);
+  std::byte small[64];
+  float result = 0;
+  try {
+    fusekit::reduce_sum(fusekit::cuda{}, span<const float>(large), &result, reduce_algorithm::deterministic,
+                        span<std::byte>(small, sizeof small));
+    ADD_FAILURE() << "small workspace not rejected";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace has 64 bytes but needs"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
