@@ -37,21 +37,13 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
   }
 }
 
-// Counter-based random numbers, so device data needs no host generation or copy.
-__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
-  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + seed;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
-}
-
 // Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) by Box-Muller.
 template <class G>
 __global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
   for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
-    grey[i] = static_cast<G>(hash32(i, 1) % 255u);
-    float const u1 = (static_cast<float>(hash32(i, 2) >> 8) + 1.0f) * 0x1p-24f;
-    float const u2 = static_cast<float>(hash32(i, 3) >> 8) * 0x1p-24f;
+    grey[i] = static_cast<G>(fusekit::bench::hash32(i, 1) % 255u);
+    float const u1 = (static_cast<float>(fusekit::bench::hash32(i, 2) >> 8) + 1.0f) * 0x1p-24f;
+    float const u2 = static_cast<float>(fusekit::bench::hash32(i, 3) >> 8) * 0x1p-24f;
     w[i] = 0.5f + 0.1f * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
   }
 }
@@ -69,7 +61,7 @@ void BM_gpu_copy(benchmark::State& state) {
     copy_kernel<<<grid, 256>>>(reinterpret_cast<const float4*>(in.data()), reinterpret_cast<float4*>(out.data()), n / 4);
   }
   FUSEKIT_CHECK_LAUNCH();
-  fusekit::bench::record_roofline(state, true, n, 8.0 * static_cast<double>(n), seconds);
+  fusekit::bench::record_roofline(state, "gpu/copy", n, 8.0 * static_cast<double>(n), seconds);
 }
 
 template <class G, bool Fused>
@@ -90,10 +82,16 @@ void BM_gpu_layer(benchmark::State& state) {
       fusekit::hidden_layer_unfused(fusekit::cuda{}, grey.cview(), w.cview(), out.view());
     }
   }
-  report_bandwidth(state, true, n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
+  report_bandwidth(state, "gpu/copy", n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
 }
 
 // ---- CPU ---------------------------------------------------------------------
+
+// The CPU roofline: a copy loop, 8 wide (AVX2 like fusekit's own loops), all threads.
+FUSEKIT_TARGET_AVX2 void copy_all(const float* src, float* dst, std::int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) { dst[i] = src[i]; }
+}
 
 void BM_cpu_copy(benchmark::State& state) {
   std::int64_t const n = state.range(0);
@@ -101,13 +99,10 @@ void BM_cpu_copy(benchmark::State& state) {
   double seconds = 0;
   for (auto _ : state) {
     fusekit::bench::host_timer const timer(seconds);
-    float const* src = in.data();
-    float* dst = out.data();
-#pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) { dst[i] = src[i]; }
-    benchmark::DoNotOptimize(dst);
+    copy_all(in.data(), out.data(), n);
+    fusekit::bench::keep(out.data());
   }
-  fusekit::bench::record_roofline(state, false, n, 8.0 * static_cast<double>(n), seconds);
+  fusekit::bench::record_roofline(state, "cpu/copy", n, 8.0 * static_cast<double>(n), seconds);
 }
 
 template <class G, bool Fused>
@@ -124,9 +119,9 @@ void BM_cpu_layer(benchmark::State& state) {
     } else {
       fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
     }
-    benchmark::DoNotOptimize(out.data());
+    fusekit::bench::keep(out.data());
   }
-  report_bandwidth(state, false, n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
+  report_bandwidth(state, "cpu/copy", n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
 }
 
 void register_benchmarks() {
@@ -156,20 +151,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) { return 1; }
   register_benchmarks();
-  benchmark::AddCustomContext("fusekit_version", std::to_string(FUSEKIT_VERSION));
-  if (fusekit::has_cuda_device()) {
-    cudaDeviceProp prop{};
-    FUSEKIT_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
-    int driver = 0;
-    int runtime = 0;
-    FUSEKIT_CUDA_TRY(cudaDriverGetVersion(&driver));
-    FUSEKIT_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
-    benchmark::AddCustomContext("gpu", prop.name);
-    benchmark::AddCustomContext("cuda_driver", std::to_string(driver));
-    benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
-  } else {
-    benchmark::AddCustomContext("gpu", "none");
-  }
+  fusekit::bench::add_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -7,7 +7,9 @@ targets are stated in.
 
 For the elementwise bench, per backend and size: the copy roofline, the fused
 and unfused layer for float and uint8 greyscales, fused as % of copy, the
-fused/unfused speedup, and uint8 over float. Standard library only.
+fused/unfused speedup, and uint8 over float. For the reduce bench, per
+backend, type and size: each algorithm's time, % of the read-only roofline and
+relative error. Standard library only.
 """
 import json
 import pathlib
@@ -15,15 +17,59 @@ import sys
 
 
 def load(paths):
-    runs, contexts = [], []
+    """Returns {bench name: [runs]} and [(file, context)]."""
+    runs, contexts = {}, []
     for p in paths:
         p = pathlib.Path(p)
         files = sorted(p.glob("*.json")) if p.is_dir() else [p]
         for f in files:
             data = json.loads(f.read_text())
             contexts.append((f.name, data.get("context", {})))
-            runs += [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+            benches = [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+            kind = f.stem if f.stem in ("elementwise_bench", "reduce_bench") else (
+                "elementwise_bench" if any("/fused/" in b["name"] for b in benches) else "reduce_bench")
+            runs.setdefault(kind, []).extend(benches)
     return runs, contexts
+
+
+def micros(b):
+    return b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
+
+
+def reduce_table(runs):
+    # Names look like "gpu/block_atomic/f32_acc_f64/268435456/manual_time".
+    cells, algorithms = {}, {}
+    for b in runs:
+        parts = b["name"].split("/")
+        if len(parts) < 4 or parts[0] not in ("gpu", "cpu"):
+            continue
+        backend, algorithm, dtype, n = parts[0], parts[1], parts[2], int(parts[3])
+        algorithms.setdefault(backend, [])
+        if algorithm != "read" and algorithm not in algorithms[backend]:
+            algorithms[backend].append(algorithm)
+        cells[(backend, algorithm, dtype, n)] = b
+    lines = []
+    for backend in ("gpu", "cpu"):
+        keys = sorted({(k[2], k[3]) for k in cells if k[0] == backend and k[1] != "read"})
+        if not keys:
+            continue
+        algs = algorithms[backend]
+        lines.append(f"\n{backend.upper()} sums: time in microseconds, % of the read-only roofline, relative error")
+        header = f"{'type':>12} {'n':>10} {'read GB/s':>9} " + " ".join(f"{a:>26}" for a in algs)
+        lines += [header, "-" * len(header)]
+        for dtype, n in keys:
+            read = cells.get((backend, "read", "f32", n))
+            read_gbs = read.get("bytes_per_second", 0) / 1e9 if read else float("nan")
+            row = f"{dtype:>12} {n:>10} {read_gbs:>9.1f} "
+            for a in algs:
+                b = cells.get((backend, a, dtype, n))
+                if b is None:
+                    row += f"{'-':>26} "
+                    continue
+                pct = b.get("pct_of_read", float("nan"))
+                row += f"{micros(b):>10.1f} {pct:>5.0f}% {b.get('rel_error', float('nan')):>8.1e} "
+            lines.append(row)
+    return lines
 
 
 def elementwise_table(runs):
@@ -38,8 +84,7 @@ def elementwise_table(runs):
             key, n = (backend, "copy", ""), int(parts[2])
         else:
             key, n = (backend, variant, parts[2]), int(parts[3])
-        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
-        by[key + (n,)] = {"us": b["real_time"] * scale, "gbs": b.get("bytes_per_second", 0) / 1e9,
+        by[key + (n,)] = {"us": micros(b), "gbs": b.get("bytes_per_second", 0) / 1e9,
                           "pct": b.get("pct_of_copy")}
     lines = []
     for backend in ("gpu", "cpu"):
@@ -73,9 +118,13 @@ def main(argv):
     for name, ctx in contexts:
         print(f"{name}: {ctx.get('date', '?')}, host {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} CPUs, "
               f"GPU {ctx.get('gpu', 'none')}, driver {ctx.get('cuda_driver', '-')}, runtime {ctx.get('cuda_runtime', '-')}")
-    print("\n".join(elementwise_table(runs)))
-    print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's;"
-          "\nspeedup: unfused time / fused time; u8 vs f32: fused float-greyscale time / fused uint8 time.")
+    if "elementwise_bench" in runs:
+        print("\n".join(elementwise_table(runs["elementwise_bench"])))
+        print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's;"
+              "\nspeedup: unfused time / fused time; u8 vs f32: fused float-greyscale time / fused uint8 time.")
+    if "reduce_bench" in runs:
+        print("\n".join(reduce_table(runs["reduce_bench"])))
+        print("\nEach sum: time, bandwidth as % of the read-only kernel, |sum - reference| / |reference|.")
     return 0
 
 

@@ -4,6 +4,7 @@
 // iterations, and bandwidth counters relative to a copy roofline measured in
 // the same run.
 
+#include <fusekit/config.hpp>
 #include <fusekit/error.hpp>
 
 #include <benchmark/benchmark.h>
@@ -12,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <string>
+#include <utility>
 
 namespace fusekit::bench {
 
@@ -70,31 +73,75 @@ class l2_flush {
   std::size_t bytes_ = 0;
 };
 
-/// Copy-roofline bandwidths (bytes/s) by (device, n), filled by the copy benchmarks.
-inline std::map<std::pair<bool, std::int64_t>, double>& roofline() {
-  static std::map<std::pair<bool, std::int64_t>, double> table;
+/// Roofline bandwidths (bytes/s) measured in this run, by name ("gpu/copy",
+/// "cpu/read", ...) and n; filled by the roofline benchmarks, which run first.
+inline std::map<std::pair<std::string, std::int64_t>, double>& roofline() {
+  static std::map<std::pair<std::string, std::int64_t>, double> table;
   return table;
 }
 
-/// Sets Google Benchmark's bytes_per_second, and "pct_of_copy": this
-/// benchmark's bandwidth as a percentage of the copy roofline at the same n,
-/// when that was measured. `seconds` is the total time the iterations took.
-inline void report_bandwidth(benchmark::State& state, bool gpu, std::int64_t n, double bytes_per_iteration,
-                             double seconds) {
+/// Sets Google Benchmark's bytes_per_second, and "pct_of_<kind>": this
+/// benchmark's bandwidth as a percentage of roofline `name` ("gpu/copy") at the
+/// same n, when that was measured. `seconds` is the total time of the iterations.
+inline void report_bandwidth(benchmark::State& state, const std::string& name, std::int64_t n,
+                             double bytes_per_iteration, double seconds) {
   auto const iterations = static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_iteration * iterations));
   state.counters["n"] = static_cast<double>(n);
-  auto const it = roofline().find({gpu, n});
+  auto const it = roofline().find({name, n});
   if (it != roofline().end() && it->second > 0 && seconds > 0) {
-    state.counters["pct_of_copy"] = 100.0 * bytes_per_iteration * iterations / seconds / it->second;
+    std::string const kind = name.substr(name.find('/') + 1);
+    state.counters["pct_of_" + kind] = 100.0 * bytes_per_iteration * iterations / seconds / it->second;
   }
 }
 
-/// Records the copy roofline at n: `bytes_per_iteration` moved per iteration.
-inline void record_roofline(benchmark::State& state, bool gpu, std::int64_t n, double bytes_per_iteration,
-                            double seconds) {
-  if (seconds > 0) { roofline()[{gpu, n}] = bytes_per_iteration * static_cast<double>(state.iterations()) / seconds; }
-  report_bandwidth(state, gpu, n, bytes_per_iteration, seconds);
+/// Records roofline `name` at n: `bytes_per_iteration` moved per iteration.
+inline void record_roofline(benchmark::State& state, const std::string& name, std::int64_t n,
+                            double bytes_per_iteration, double seconds) {
+  if (seconds > 0) { roofline()[{name, n}] = bytes_per_iteration * static_cast<double>(state.iterations()) / seconds; }
+  report_bandwidth(state, name, n, bytes_per_iteration, seconds);
+}
+
+/// Counter-based random numbers: the same values on host and device, with no
+/// generation pass on the host for device data.
+__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
+  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + seed;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
+}
+
+/// Uniform in [0, 1), 24 random bits.
+__host__ __device__ inline float uniform01(std::uint64_t i, std::uint32_t seed) {
+  return static_cast<float>(hash32(i, seed) >> 8) * 0x1p-24f;
+}
+
+/// Keeps `value` alive for the optimizer. Google Benchmark's DoNotOptimize on a
+/// non-const lvalue uses an inline-asm constraint ("+m,r") that nvcc's host pass
+/// miscompiles (the value came back as 0 in our runs); the const form only reads.
+template <class T>
+inline void keep(const T& value) {
+  benchmark::DoNotOptimize(value);
+}
+
+/// Records fusekit's version and the GPU, driver and runtime in the JSON context.
+inline void add_context() {
+  benchmark::AddCustomContext("fusekit_version", std::to_string(FUSEKIT_VERSION));
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    benchmark::AddCustomContext("gpu", "none");
+    return;
+  }
+  cudaDeviceProp prop{};
+  FUSEKIT_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0;
+  int runtime = 0;
+  FUSEKIT_CUDA_TRY(cudaDriverGetVersion(&driver));
+  FUSEKIT_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
+  benchmark::AddCustomContext("gpu", prop.name);
+  benchmark::AddCustomContext("cuda_driver", std::to_string(driver));
+  benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
 }
 
 /// Wall time of a host-side region, added to a total.
