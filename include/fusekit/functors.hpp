@@ -45,7 +45,7 @@ struct normalize {
   S scale;
 
   template <class T>
-  FUSEKIT_HD compute_t<T, S> operator()(T x) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T, S> operator()(T x) const {
     using C = compute_t<T, S>;
     return detail::convert<C>(x) / static_cast<C>(scale);
   }
@@ -58,7 +58,7 @@ struct weigh {
   static constexpr int arity = 2;
 
   template <class T, class W>
-  FUSEKIT_HD compute_t<T, W> operator()(T x, W w) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T, W> operator()(T x, W w) const {
     using C = compute_t<T, W>;
     return detail::convert<C>(x) * detail::convert<C>(w);
   }
@@ -70,7 +70,7 @@ struct tanh_activate {
   static constexpr int arity = 1;
 
   template <class T>
-  FUSEKIT_HD compute_t<T> operator()(T x) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T> operator()(T x) const {
     return detail::accurate_tanh(detail::convert<compute_t<T>>(x));
   }
 };
@@ -82,7 +82,7 @@ struct fast_tanh_activate {
   static constexpr double max_relative_error = detail::fast_tanh_max_relative_error;
 
   template <class T>
-  FUSEKIT_HD compute_t<T> operator()(T x) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T> operator()(T x) const {
     return detail::fast_tanh(detail::convert<compute_t<T>>(x));
   }
 };
@@ -146,7 +146,7 @@ class fused {
   static constexpr std::size_t arity = 1 + detail::inputs_after<stage_tuple, 0, V>();
 
   template <class X0, class... Xs, std::enable_if_t<1 + sizeof...(Xs) == arity<X0>, int> = 0>
-  FUSEKIT_HD auto operator()(X0 x0, Xs... xs) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE auto operator()(X0 x0, Xs... xs) const {
     ::cuda::std::tuple<Xs...> const rest(xs...);
     return apply<0, 0>(x0, rest);
   }
@@ -159,7 +159,7 @@ class fused {
 
  private:
   template <std::size_t I, std::size_t J, class V, class Rest>
-  FUSEKIT_HD auto apply(V v, const Rest& rest) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE auto apply(V v, const Rest& rest) const {
     if constexpr (I == sizeof...(Stages)) {
       return v;
     } else {

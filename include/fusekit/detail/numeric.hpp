@@ -63,7 +63,7 @@ namespace detail {
 /// Converts between element types and compute types: `__half` and
 /// `__nv_bfloat16` go through float with round-to-nearest-even.
 template <class To, class From>
-FUSEKIT_HD inline To convert(From x) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE To convert(From x) {
   using F = std::remove_cv_t<From>;
   if constexpr (std::is_same_v<F, To>) {
     return x;
@@ -82,7 +82,7 @@ FUSEKIT_HD inline To convert(From x) {
 
 /// Bit copy between same-sized types (std::bit_cast is C++20).
 template <class To, class From>
-FUSEKIT_HD inline To bit_cast(const From& x) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE To bit_cast(const From& x) {
   static_assert(sizeof(To) == sizeof(From), "bit_cast needs equal sizes");
   To y;
   std::memcpy(&y, &x, sizeof(To));

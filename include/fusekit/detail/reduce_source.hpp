@@ -19,7 +19,7 @@ namespace detail {
 template <class Acc, class T>
 struct array_source {
   const T* data;
-  FUSEKIT_HD Acc operator()(std::int64_t i) const { return convert<Acc>(data[i]); }
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const { return convert<Acc>(data[i]); }
 };
 
 template <class Acc, class Op, class... Ins>
@@ -27,11 +27,11 @@ struct transform_source {
   Op op;
   ::cuda::std::tuple<const Ins*...> ins;
 
-  FUSEKIT_HD Acc operator()(std::int64_t i) const { return at(i, std::index_sequence_for<Ins...>{}); }
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const { return at(i, std::index_sequence_for<Ins...>{}); }
 
  private:
   template <std::size_t... I>
-  FUSEKIT_HD Acc at(std::int64_t i, std::index_sequence<I...>) const {
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc at(std::int64_t i, std::index_sequence<I...>) const {
     return convert<Acc>(op(::cuda::std::get<I>(ins)[i]...));
   }
 };

@@ -31,7 +31,7 @@ namespace detail {
 /// Largest error of `tanh_float`, in ulp of the exact result.
 inline constexpr double tanh_float_max_ulp = 1.6;
 
-FUSEKIT_HD inline float tanh_float(float x) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   // Selects are done on the bits, with masks: a floating-point select or a
   // ternary on computed values makes gcc emit a branch and stop vectorizing.
   std::uint32_t const xbits = bit_cast<std::uint32_t>(x);
@@ -73,10 +73,10 @@ FUSEKIT_HD inline float tanh_float(float x) {
   return bit_cast<float>((xbits & nan_mask) | (signed_t & ~nan_mask));
 }
 
-FUSEKIT_HD inline float accurate_tanh(float x) { return tanh_float(x); }
+FUSEKIT_HD FUSEKIT_FORCEINLINE float accurate_tanh(float x) { return tanh_float(x); }
 
 /// Double: the platform's `tanh` (glibc and CUDA: within 1–2 ulp).
-FUSEKIT_HD inline double accurate_tanh(double x) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE double accurate_tanh(double x) {
 #if FUSEKIT_DEVICE_PASS
   return ::tanh(x);
 #else
@@ -89,7 +89,7 @@ FUSEKIT_HD inline double accurate_tanh(double x) {
 /// On the host `fast_tanh` is `accurate_tanh`, well inside this bound.
 inline constexpr double fast_tanh_max_relative_error = 4.95e-4;
 
-FUSEKIT_HD inline float fast_tanh(float x) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE float fast_tanh(float x) {
 #if FUSEKIT_DEVICE_PASS && (__CUDA_ARCH__ >= 750)
   float y;
   asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -100,7 +100,7 @@ FUSEKIT_HD inline float fast_tanh(float x) {
 }
 
 /// There is no double hardware approximation; double stays accurate.
-FUSEKIT_HD inline double fast_tanh(double x) { return accurate_tanh(x); }
+FUSEKIT_HD FUSEKIT_FORCEINLINE double fast_tanh(double x) { return accurate_tanh(x); }
 
 }  // namespace detail
 }  // namespace fusekit
