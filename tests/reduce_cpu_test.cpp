@@ -21,6 +21,8 @@ namespace {
 
 using ::cuda::std::span;
 using fusekit::reduce_algorithm;
+using fusekit::test::signed_values;
+using fusekit::test::uniform01;
 
 constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
                                                reduce_algorithm::cub, reduce_algorithm::deterministic};
@@ -54,26 +56,6 @@ Acc reference_tree(const std::vector<T>& x) {
     level.swap(next);
   }
   return level[0];
-}
-
-template <class T>
-std::vector<T> signed_values(std::size_t n, std::uint32_t seed) {
-  // Mixed signs and magnitudes over six decades: the order of the additions matters.
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-3, 3);
-  std::vector<T> v(n);
-  for (auto& x : v) { x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen))); }
-  return v;
-}
-
-template <class T>
-std::vector<T> uniform01(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) { x = static_cast<T>(u(gen)); }
-  return v;
 }
 
 template <class T>

@@ -22,20 +22,12 @@ namespace {
 
 using ::cuda::std::span;
 using fusekit::reduce_algorithm;
+using fusekit::test::signed_values;
+using fusekit::test::uniform01;
 using fusekit::test::device_buffer;
 
 constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
                                                reduce_algorithm::cub, reduce_algorithm::deterministic};
-
-template <class T>
-std::vector<T> signed_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-3, 3);
-  std::vector<T> v(n);
-  for (auto& x : v) { x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen))); }
-  return v;
-}
 
 template <class Acc, class T>
 Acc gpu_sum(const device_buffer<T>& d, reduce_algorithm a) {

@@ -144,6 +144,18 @@ inline void add_context() {
   benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
 }
 
+/// The main of every fusekit bench: registers the benchmarks (GPU ones only
+/// when a device is present), records the context, runs them.
+inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)()) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) { return 1; }
+  register_benchmarks();
+  add_context();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
 /// Wall time of a host-side region, added to a total.
 class host_timer {
  public:
