@@ -5,6 +5,7 @@
 // the same run.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/random.hpp>
 #include <fusekit/error.hpp>
 
 #include <benchmark/benchmark.h>
@@ -102,18 +103,10 @@ inline void record_roofline(benchmark::State& state, const std::string& name, st
   report_bandwidth(state, name, n, bytes_per_iteration, seconds);
 }
 
-/// Counter-based random numbers: the same values on host and device, with no
-/// generation pass on the host for device data.
-__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
-  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + seed;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
-}
-
-/// Uniform in [0, 1), 24 random bits.
+/// Counter-based random numbers (fusekit's own), the same on host and device.
+__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) { return fusekit::detail::hash32(i, seed); }
 __host__ __device__ inline float uniform01(std::uint64_t i, std::uint32_t seed) {
-  return static_cast<float>(hash32(i, seed) >> 8) * 0x1p-24f;
+  return fusekit::detail::uniform01<float>(i, seed);
 }
 
 /// Keeps `value` alive for the optimizer. Google Benchmark's DoNotOptimize on a

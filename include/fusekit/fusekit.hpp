@@ -11,3 +11,4 @@
 #include <fusekit/functors.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce.hpp>
+#include <fusekit/train.hpp>

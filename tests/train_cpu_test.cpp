@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer on the host: least-squares accuracy against a long-double
+// normal-equations solve, iteration counts against an independent copy of the
+// user's loop, the formulations and methods against each other, the stopping
+// rules, argument validation and predict.
+#include <fusekit/fusekit.hpp>
+
+#include "common/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_method;
+using fusekit::gd_options;
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+template <class T>
+struct problem {
+  std::int64_t K, L, N;
+  std::vector<T> X, Y, W_true;
+};
+
+// X with N(0, 1) entries (well conditioned when K ≫ L), or uniform [0, 1) as
+// in the user's case; Y = X W_trueᵀ plus optional noise.
+template <class T>
+problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed, bool uniform_x,
+                        double noise) {
+  problem<T> p{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N), std::vector<T>(N * L)};
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (auto& x : p.X) { x = static_cast<T>(uniform_x ? uniform(gen) : normal(gen)); }
+  for (auto& w : p.W_true) { w = static_cast<T>(normal(gen)); }
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * p.W_true[n * L + l]; }
+      p.Y[k * N + n] = static_cast<T>(s + noise * normal(gen));
+    }
+  }
+  return p;
+}
+
+template <class T>
+fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
+  W.resize(static_cast<std::size_t>(p.N * p.L));
+  return fusekit::fit(fusekit::cpu{threads}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
+                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
+}
+
+// Long-double normal equations: A = XᵀX, solutions W*, and ‖A⁻¹‖_F, by Gauss-Jordan.
+template <class T>
+void normal_equations(const problem<T>& p, std::vector<long double>& W_star, long double& inv_norm) {
+  std::int64_t const L = p.L, K = p.K, N = p.N;
+  std::vector<long double> M(L * (L + L + N), 0);  // [A | I | B]
+  std::int64_t const cols = 2 * L + N;
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      long double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j]; }
+      M[i * cols + j] = s;
+    }
+    M[i * cols + L + i] = 1;
+    for (std::int64_t n = 0; n < N; ++n) {
+      long double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += static_cast<long double>(p.X[k * L + i]) * p.Y[k * N + n]; }
+      M[i * cols + 2 * L + n] = s;
+    }
+  }
+  for (std::int64_t c = 0; c < L; ++c) {
+    std::int64_t piv = c;
+    for (std::int64_t r = c + 1; r < L; ++r) {
+      if (fabsl(M[r * cols + c]) > fabsl(M[piv * cols + c])) { piv = r; }
+    }
+    for (std::int64_t j = 0; j < cols; ++j) { std::swap(M[c * cols + j], M[piv * cols + j]); }
+    long double const d = M[c * cols + c];
+    for (std::int64_t j = 0; j < cols; ++j) { M[c * cols + j] /= d; }
+    for (std::int64_t r = 0; r < L; ++r) {
+      if (r == c) { continue; }
+      long double const f = M[r * cols + c];
+      for (std::int64_t j = 0; j < cols; ++j) { M[r * cols + j] -= f * M[c * cols + j]; }
+    }
+  }
+  W_star.assign(N * L, 0);
+  inv_norm = 0;
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) { inv_norm += M[i * cols + L + j] * M[i * cols + L + j]; }
+    for (std::int64_t n = 0; n < N; ++n) { W_star[n * L + i] = M[i * cols + 2 * L + n]; }
+  }
+  inv_norm = sqrtl(inv_norm);
+}
+
+// The user's loop, written out independently: lr, zeros start, tol on gradᵀgrad.
+std::int64_t reference_iterations(const problem<double>& p, std::int64_t n, double lr, double tol,
+                                  std::int64_t max_iterations) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<double> w(L, 0.0), delta(K), grad(L);
+  for (std::int64_t it = 1; it <= max_iterations; ++it) {
+    for (std::int64_t k = 0; k < K; ++k) {
+      double xw = 0;
+      for (std::int64_t l = 0; l < L; ++l) { xw += p.X[k * L + l] * w[l]; }
+      delta[k] = xw - p.Y[k * N + n];
+    }
+    for (std::int64_t l = 0; l < L; ++l) {
+      double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += p.X[k * L + l] * delta[k]; }
+      grad[l] = s;
+    }
+    double g2 = 0;
+    for (std::int64_t l = 0; l < L; ++l) {
+      w[l] -= lr * grad[l];
+      g2 += grad[l] * grad[l];
+    }
+    if (g2 < tol) { return it; }
+  }
+  return -1;
+}
+
+TEST(Fit, MatchesLongDoubleLeastSquaresWithinStatedBound) {
+  auto const p = make_problem<double>(200, 12, 4, 1, false, 0.5);
+  std::vector<long double> W_star;
+  long double inv_norm = 0;
+  normal_equations(p, W_star, inv_norm);
+  for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+    for (auto m : {gd_method::plain, gd_method::nesterov}) {
+      gd_options o;
+      o.tolerance = 1e-20;
+      o.max_iterations = 200000;
+      o.formulation = f;
+      o.method = m;
+      std::vector<double> W;
+      auto const r = fit(p, W, o);
+      ASSERT_TRUE(r.all_converged()) << fusekit::to_string(f) << " " << fusekit::to_string(m);
+      // ‖w − w*‖ ≤ ‖A⁻¹‖·‖grad‖, and the last gradient met gradᵀgrad < tol.
+      long double const bound = inv_norm * sqrtl(1e-20L) * 1.01L + 1e-12L;
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        long double err2 = 0;
+        for (std::int64_t l = 0; l < p.L; ++l) {
+          long double const d = W[n * p.L + l] - W_star[n * p.L + l];
+          err2 += d * d;
+        }
+        EXPECT_LE(sqrtl(err2), bound) << "output " << n;
+      }
+    }
+  }
+}
+
+TEST(Fit, PlainDirectTakesExactlyTheReferenceIterations) {
+  auto const p = make_problem<double>(40, 9, 5, 2, true, 0.0);
+  gd_options o;
+  o.learning_rate = 0.01;
+  o.tolerance = 1e-10;
+  o.max_iterations = 1000000;
+  o.formulation = gd_formulation::direct;
+  std::vector<double> W;
+  auto const r = fit(p, W, o);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    std::int64_t const want = reference_iterations(p, n, 0.01, 1e-10, o.max_iterations);
+    ASSERT_GT(want, 0);
+    EXPECT_EQ(r.outputs[n].iterations, want) << "output " << n;
+    EXPECT_EQ(r.outputs[n].status, fit_status::converged);
+  }
+}
+
+TEST(Fit, GramAndDirectAgreeAndNesterovIsFaster) {
+  auto const p = make_problem<double>(1000, 100, 10, 3, true, 0.0);
+  gd_options o;
+  o.tolerance = 1e-8;
+  o.max_iterations = 1000000;
+  std::vector<double> W_direct, W_gram, W_nesterov;
+  o.formulation = gd_formulation::direct;
+  auto const direct = fit(p, W_direct, o);
+  o.formulation = gd_formulation::gram;
+  auto const gram = fit(p, W_gram, o);
+  o.method = gd_method::nesterov;
+  auto const nesterov = fit(p, W_nesterov, o);
+  ASSERT_TRUE(direct.all_converged() && gram.all_converged() && nesterov.all_converged());
+  EXPECT_NEAR(direct.learning_rate, gram.learning_rate, 1e-9 * gram.learning_rate);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    // Same iterates up to rounding: iteration counts within 0.1%, weights within the tolerance's reach.
+    EXPECT_NEAR(static_cast<double>(direct.outputs[n].iterations), static_cast<double>(gram.outputs[n].iterations),
+                1 + 1e-3 * static_cast<double>(gram.outputs[n].iterations));
+    EXPECT_LT(5 * nesterov.outputs[n].iterations, gram.outputs[n].iterations) << "output " << n;
+  }
+  for (std::size_t i = 0; i < W_gram.size(); ++i) {
+    EXPECT_NEAR(W_direct[i], W_gram[i], 1e-6);
+    EXPECT_NEAR(W_nesterov[i], W_gram[i], 1e-5);
+  }
+  EXPECT_EQ(gram.formulation, gd_formulation::gram);
+}
+
+TEST(Fit, AutomaticFormulationFollowsShape) {
+  auto const tall = make_problem<double>(50, 5, 2, 4, false, 0.1);
+  auto const wide = make_problem<double>(5, 50, 2, 5, false, 0.1);
+  std::vector<double> W;
+  gd_options o;
+  o.max_iterations = 50;
+  EXPECT_EQ(fit(tall, W, o).formulation, gd_formulation::gram);
+  EXPECT_EQ(fit(wide, W, o).formulation, gd_formulation::direct);
+}
+
+TEST(Fit, TooLargeLearningRateDivergesWithinBound) {
+  auto const p = make_problem<double>(300, 20, 3, 6, true, 0.0);
+  std::vector<double> W;
+  gd_options o;
+  o.max_iterations = 100;
+  double const lr_auto = fit(p, W, o).learning_rate;  // 1/λmax
+  o.learning_rate = 3.0 * lr_auto;
+  o.max_iterations = 1000000;
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    o.method = m;
+    auto const r = fit(p, W, o);
+    for (const auto& out : r.outputs) {
+      EXPECT_EQ(out.status, fit_status::diverged) << fusekit::to_string(m);
+      EXPECT_LE(out.iterations, 100) << fusekit::to_string(m);
+    }
+  }
+}
+
+TEST(Fit, FloatWithUnreachableToleranceStopsInBoundedTime) {
+  auto const p = make_problem<float>(100, 10, 3, 7, true, 0.0);
+  std::vector<float> W;
+  gd_options o;
+  o.tolerance = 1e-30;
+  o.max_iterations = 10000000;
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    o.method = m;
+    auto const r = fit(p, W, o);
+    for (const auto& out : r.outputs) {
+      EXPECT_TRUE(out.status == fit_status::stalled || out.status == fit_status::max_iterations)
+          << fusekit::to_string(out.status);
+      EXPECT_LT(out.iterations, o.max_iterations);
+    }
+  }
+}
+
+TEST(Fit, InitialWeightsAndThreadIndependence) {
+  auto const p = make_problem<double>(120, 10, 4, 8, false, 0.2);
+  gd_options o;
+  o.tolerance = 1e-16;
+  o.max_iterations = 100000;
+  std::vector<double> W1, W2;
+  auto const r1 = fit(p, W1, o, 1);
+  auto const r2 = fit(p, W2, o, 2);
+  EXPECT_EQ(0, std::memcmp(W1.data(), W2.data(), W1.size() * sizeof(double)));
+  // Warm start at the solution: the first gradient already meets the tolerance.
+  o.init = fusekit::gd_init::warm_start;
+  auto const warm = fit(p, W1, o);
+  for (const auto& out : warm.outputs) { EXPECT_EQ(out.iterations, 1); }
+  // Uniform [0, 1) from a seed: reproducible, and a different start than zeros.
+  o.init = fusekit::gd_init::uniform;
+  o.max_iterations = 1;
+  o.seed = 42;
+  std::vector<double> U1, U2;
+  fit(p, U1, o);
+  fit(p, U2, o);
+  EXPECT_EQ(U1, U2);
+  EXPECT_NE(r1.outputs[0].iterations, 0);
+}
+
+template <class F>
+void expect_invalid(F f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "not rejected: " << needle;
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(FitArguments, Rejected) {
+  auto p = make_problem<double>(10, 4, 2, 9, false, 0.0);
+  std::vector<double> W(8, 0.0);
+  fusekit::cpu const cpu{};
+  auto X = cmatrix<double>(p.X.data(), 10, 4);
+  auto Y = cmatrix<double>(p.Y.data(), 10, 2);
+  auto Wm = fusekit::matrix<double>(W.data(), 2, 4);
+  gd_options o;
+  expect_invalid([&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 9, 2), Wm, o); }, "Y has 9 rows but X has 10");
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o); }, "W is 2 x 3 but must be N x L = 2 x 4");
+  expect_invalid([&] { fusekit::fit(cpu, cmatrix<double>(p.X.data(), 10, 0), Y, fusekit::matrix<double>(W.data(), 2, 0), o); }, "X is 10 x 0");
+  expect_invalid([&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 10, 0), fusekit::matrix<double>(W.data(), 0, 4), o); }, "Y has no columns");
+  for (double lr : {0.0, -1.0, double(NAN), double(INFINITY)}) {
+    gd_options bad;
+    bad.learning_rate = lr;
+    expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, bad); }, "learning_rate");
+  }
+  for (double tol : {0.0, -1e-8, double(NAN), double(INFINITY)}) {
+    gd_options bad;
+    bad.tolerance = tol;
+    expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, bad); }, "tolerance");
+  }
+  p.X[17] = NAN;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "X has 1 non-finite");
+  p.X[17] = 0;
+  p.Y[3] = -INFINITY;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "Y has 1 non-finite");
+  p.Y[3] = 0;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(p.X.data(), 2, 4), o); }, "W overlaps X");
+  gd_options zero_iterations;
+  zero_iterations.max_iterations = 0;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, zero_iterations); }, "max_iterations");
+  std::vector<double> Yh(20);
+  expect_invalid([&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 3), fusekit::matrix<double>(Yh.data(), 10, 2)); }, "W has 3 columns but X has 4");
+  expect_invalid([&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Yh.data(), 10, 1)); }, "Y_hat is 10 x 1");
+}
+
+TEST(Predict, MatchesReferenceProduct) {
+  auto const p = make_problem<float>(77, 13, 5, 10, false, 0.0);
+  std::vector<float> Y_hat(77 * 5);
+  fusekit::predict(fusekit::cpu{}, cmatrix<float>(p.X.data(), 77, 13), cmatrix<float>(p.W_true.data(), 5, 13),
+                   fusekit::matrix<float>(Y_hat.data(), 77, 5));
+  for (std::int64_t k = 0; k < 77; ++k) {
+    for (std::int64_t n = 0; n < 5; ++n) {
+      long double s = 0, a = 0;
+      for (std::int64_t l = 0; l < 13; ++l) {
+        s += static_cast<long double>(p.X[k * 13 + l]) * p.W_true[n * 13 + l];
+        a += fabsl(static_cast<long double>(p.X[k * 13 + l]) * p.W_true[n * 13 + l]);
+      }
+      EXPECT_LE(fabsl(Y_hat[k * 5 + n] - s), 14 * 0x1p-24L * a) << k << "," << n;
+    }
+  }
+}
+
+}  // namespace
