@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer on the GPU: the single-launch path and the cuBLAS path against
+// the CPU backend and each other, the stopping rules, predict. Argument
+// validation runs without a device.
+#include <fusekit/fusekit.cuh>
+#include <fusekit/train.cuh>
+
+#include "common/device_buffer.cuh"
+#include "common/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::test::device_buffer;
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+template <class T>
+struct problem {
+  std::int64_t K, L, N;
+  std::vector<T> X, Y;
+};
+
+template <class T>
+problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed) {
+  problem<T> p{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)};
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> w(N * L);
+  for (auto& x : p.X) { x = static_cast<T>(uniform(gen)); }
+  for (auto& v : w) { v = normal(gen); }
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * w[n * L + l]; }
+      p.Y[k * N + n] = static_cast<T>(s);
+    }
+  }
+  return p;
+}
+
+// path: 0 automatic, 1 single launch, 2 cuBLAS.
+template <class T>
+fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int path) {
+  device_buffer<T> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
+  W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
+  dW.copy_from(W);
+  auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L), cmatrix<T>(Y.data(), p.K, p.N),
+                                          fusekit::matrix<T>(dW.data(), p.N, p.L), o, path);
+  W = dW.to_host();
+  return r;
+}
+
+template <class T>
+fusekit::fit_report cpu_fit(const problem<T>& p, std::vector<T>& W, const gd_options& o) {
+  W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
+  return fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
+                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
+}
+
+template <class T>
+void expect_same_fit(const fusekit::fit_report& a, const std::vector<T>& Wa, const fusekit::fit_report& b,
+                     const std::vector<T>& Wb, double w_tol) {
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  EXPECT_NEAR(a.learning_rate, b.learning_rate, 1e-6 * b.learning_rate);
+  for (std::size_t n = 0; n < a.outputs.size(); ++n) {
+    EXPECT_EQ(a.outputs[n].status, b.outputs[n].status) << n;
+    // Same iterates up to rounding: iteration counts within 1%.
+    EXPECT_NEAR(static_cast<double>(a.outputs[n].iterations), static_cast<double>(b.outputs[n].iterations),
+                2 + 0.01 * static_cast<double>(b.outputs[n].iterations))
+        << n;
+  }
+  for (std::size_t i = 0; i < Wa.size(); ++i) { EXPECT_NEAR(Wa[i], Wb[i], w_tol) << i; }
+}
+
+TEST(GpuFit, SingleLaunchAndCublasMatchTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    auto const p = make_problem<double>(300, 30, 6, 1);
+    gd_options o;
+    o.tolerance = 1e-10;
+    o.max_iterations = 1000000;
+    o.method = m;
+    o.formulation = gd_formulation::gram;
+    std::vector<double> Wc, Ws, Wb;
+    auto const cpu = cpu_fit(p, Wc, o);
+    auto const single = gpu_fit(p, Ws, o, 1);
+    auto const cublas = gpu_fit(p, Wb, o, 2);
+    EXPECT_STREQ(single.path, "single_launch");
+    EXPECT_STREQ(cublas.path, "cublas");
+    ASSERT_TRUE(cpu.all_converged());
+    expect_same_fit(single, Ws, cpu, Wc, 1e-6);
+    expect_same_fit(cublas, Wb, cpu, Wc, 1e-6);
+    o.formulation = gd_formulation::direct;
+    auto const direct = gpu_fit(p, Wb, o, 2);
+    expect_same_fit(direct, Wb, cpu, Wc, 1e-6);
+  }
+}
+
+TEST(GpuFit, UsersNineByNineRunsInOneLaunchInFloatAndDouble) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const pd = make_problem<double>(9, 9, 9, 2);
+  auto const pf = make_problem<float>(9, 9, 9, 2);
+  gd_options o;
+  o.max_iterations = 2000000;
+  o.formulation = gd_formulation::gram;
+  o.tolerance = 1e-8;
+  std::vector<double> Wd, Wdc;
+  auto const gd = gpu_fit(pd, Wd, o, 0);
+  auto const cd = cpu_fit(pd, Wdc, o);
+  EXPECT_STREQ(gd.path, "single_launch");
+  expect_same_fit(gd, Wd, cd, Wdc, 1e-4);
+  o.tolerance = 1e-4;
+  std::vector<float> Wf, Wfc;
+  auto const gf = gpu_fit(pf, Wf, o, 0);
+  auto const cf = cpu_fit(pf, Wfc, o);
+  for (std::size_t n = 0; n < gf.outputs.size(); ++n) { EXPECT_EQ(gf.outputs[n].status, cf.outputs[n].status); }
+}
+
+TEST(GpuFit, StoppingRulesOnBothPaths) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(200, 16, 3, 3);
+  std::vector<float> W;
+  gd_options o;
+  o.max_iterations = 10;
+  double const lr = cpu_fit(p, W, o).learning_rate;
+  for (int path : {1, 2}) {
+    gd_options diverge;
+    diverge.learning_rate = 3 * lr;
+    diverge.max_iterations = 100000;
+    diverge.formulation = gd_formulation::gram;
+    for (const auto& out : gpu_fit(p, W, diverge, path).outputs) {
+      EXPECT_EQ(out.status, fit_status::diverged) << path;
+      EXPECT_LE(out.iterations, 100);
+    }
+    gd_options stall;
+    stall.tolerance = 1e-30;
+    stall.max_iterations = 10000000;
+    stall.formulation = gd_formulation::gram;
+    for (const auto& out : gpu_fit(p, W, stall, path).outputs) {
+      EXPECT_TRUE(out.status == fit_status::stalled || out.status == fit_status::max_iterations) << path;
+    }
+  }
+}
+
+TEST(GpuPredict, MatchesCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(1000, 37, 11, 4);
+  std::vector<double> W(11 * 37);
+  for (std::size_t i = 0; i < W.size(); ++i) { W[i] = std::sin(static_cast<double>(i)); }
+  std::vector<double> cpu(1000 * 11);
+  fusekit::predict(fusekit::cpu{}, cmatrix<double>(p.X.data(), 1000, 37), cmatrix<double>(W.data(), 11, 37),
+                   fusekit::matrix<double>(cpu.data(), 1000, 11));
+  device_buffer<double> dX(p.X), dW(W), dY(1000 * 11);
+  fusekit::predict(fusekit::cuda{}, cmatrix<double>(dX.data(), 1000, 37), cmatrix<double>(dW.data(), 11, 37),
+                   fusekit::matrix<double>(dY.data(), 1000, 11));
+  auto const gpu = dY.to_host();
+  for (std::size_t i = 0; i < cpu.size(); ++i) { EXPECT_NEAR(gpu[i], cpu[i], 1e-12 * (1 + std::fabs(cpu[i]))); }
+}
+
+// Shapes are checked before anything touches the device.
+TEST(CudaFitArguments, ShapesRejectedBeforeAnyLaunch) {
+  std::vector<float> X(20), Y(10), W(8);
+  EXPECT_THROW(fusekit::fit(fusekit::cuda{}, cmatrix<float>(X.data(), 5, 4), cmatrix<float>(Y.data(), 4, 2),
+                            fusekit::matrix<float>(W.data(), 2, 4)),
+               fusekit::invalid_argument);
+  gd_options bad;
+  bad.tolerance = -1;
+  EXPECT_THROW(fusekit::fit(fusekit::cuda{}, cmatrix<float>(X.data(), 5, 4), cmatrix<float>(Y.data(), 5, 2),
+                            fusekit::matrix<float>(W.data(), 2, 4), bad),
+               fusekit::invalid_argument);
+}
+
+}  // namespace
