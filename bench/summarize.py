@@ -26,8 +26,9 @@ def load(paths):
             data = json.loads(f.read_text())
             contexts.append((f.name, data.get("context", {})))
             benches = [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
-            kind = f.stem if f.stem in ("elementwise_bench", "reduce_bench") else (
-                "elementwise_bench" if any("/fused/" in b["name"] for b in benches) else "reduce_bench")
+            kind = f.stem if f.stem in ("elementwise_bench", "reduce_bench", "train_bench") else (
+                "elementwise_bench" if any("/fused/" in b["name"] for b in benches) else
+                "train_bench" if any("iterations" in b for b in benches) else "reduce_bench")
             runs.setdefault(kind, []).extend(benches)
     return runs, contexts
 
@@ -107,6 +108,34 @@ def elementwise_table(runs):
     return lines
 
 
+def train_table(runs):
+    # Names look like "cpu/nesterov_gram/f64/1000x100x10/iterations:1/real_time".
+    lines = ["\nTrainer: time of the whole fit (ms), iterations of the slowest output, converged outputs, us per iteration"]
+    header = f"{'benchmark':<44} {'time ms':>10} {'iterations':>10} {'converged':>10} {'us/iter':>10}"
+    lines += [header, "-" * len(header)]
+    per_iteration = {}
+    for b in runs:
+        parts = b["name"].split("/")
+        name = "/".join(parts[:4])
+        us_it = b.get("us_per_iteration", float("nan"))
+        per_iteration[name] = us_it
+        conv = f"{int(b.get('converged', 0))}/{int(b.get('outputs', 0))}" if "outputs" in b else "-"
+        its = f"{int(b['iterations'])}" if "iterations" in b else "-"
+        lines.append(f"{name:<44} {micros(b) / 1e3:>10.2f} {its:>10} {conv:>10} {us_it:>10.2f}")
+    ratios = []
+    for backend in ("cpu", "gpu"):
+        for dtype in ("f64", "f32"):
+            d = per_iteration.get(f"{backend}/fixed_direct/{dtype}/100000x256x32")
+            g = per_iteration.get(f"{backend}/fixed_gram/{dtype}/100000x256x32")
+            if d and g:
+                ratios.append(f"{backend} {dtype} (100000, 256, 32): gram {d / g:.1f}x faster per iteration than direct")
+            slow = per_iteration.get(f"gpu/plain_per_operation/{dtype}/9x9x9")
+            fast = per_iteration.get(f"gpu/plain_single_launch/{dtype}/9x9x9")
+            if backend == "gpu" and slow and fast:
+                ratios.append(f"gpu {dtype} (9, 9, 9): single launch {slow / fast:.0f}x faster per iteration than one kernel per operation")
+    return lines + [""] + ratios
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__)
@@ -122,6 +151,8 @@ def main(argv):
         print("\n".join(elementwise_table(runs["elementwise_bench"])))
         print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's;"
               "\nspeedup: unfused time / fused time; u8 vs f32: fused float-greyscale time / fused uint8 time.")
+    if "train_bench" in runs:
+        print("\n".join(train_table(runs["train_bench"])))
     if "reduce_bench" in runs:
         print("\n".join(reduce_table(runs["reduce_bench"])))
         print("\nEach sum: time, bandwidth as % of the read-only kernel, |sum - reference| / |reference|.")
