@@ -13,7 +13,6 @@
 
 #include "common/bench_util.cuh"
 #include "../tests/common/device_buffer.cuh"
-#include "../tests/common/data.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -37,14 +36,12 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
   }
 }
 
-// Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) by Box-Muller.
+// Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) (bench_util.cuh).
 template <class G>
 __global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
   for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
-    grey[i] = static_cast<G>(fusekit::bench::hash32(i, 1) % 255u);
-    float const u1 = (static_cast<float>(fusekit::bench::hash32(i, 2) >> 8) + 1.0f) * 0x1p-24f;
-    float const u2 = static_cast<float>(fusekit::bench::hash32(i, 3) >> 8) * 0x1p-24f;
-    w[i] = 0.5f + 0.1f * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
+    w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
   }
 }
 
@@ -108,9 +105,12 @@ void BM_cpu_copy(benchmark::State& state) {
 template <class G, bool Fused>
 void BM_cpu_layer(benchmark::State& state) {
   std::int64_t const n = state.range(0);
-  auto const grey = fusekit::test::make_greyscales<G>(static_cast<std::size_t>(n), 1);
-  auto const w = fusekit::test::make_weights<float>(static_cast<std::size_t>(n), 2);
-  std::vector<float> out(n);
+  std::vector<G> grey(n);
+  std::vector<float> w(n), out(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
+    w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
+  }
   double seconds = 0;
   for (auto _ : state) {
     fusekit::bench::host_timer const timer(seconds);
@@ -126,7 +126,7 @@ void BM_cpu_layer(benchmark::State& state) {
 
 void register_benchmarks() {
   std::vector<std::int64_t> const gpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28};
-  std::vector<std::int64_t> const cpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24};
+  std::vector<std::int64_t> const cpu_sizes = {std::int64_t{1} << 20, 10000000, std::int64_t{1} << 24};
   auto sizes = [](benchmark::internal::Benchmark* b, const std::vector<std::int64_t>& ns) {
     for (auto n : ns) { b->Arg(n); }
   };

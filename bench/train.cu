@@ -23,7 +23,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -49,10 +48,8 @@ const problem<T>& get_problem(std::int64_t K, std::int64_t L, std::int64_t N) {
   auto& slot = cache[{K, L, N}];
   if (!slot) {
     slot = std::make_unique<problem<T>>(problem<T>{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)});
-    std::mt19937 gen(2024);
-    std::normal_distribution<double> normal(0.0, 1.0);
     std::vector<double> w(N * L);
-    for (auto& v : w) { v = normal(gen); }
+    for (std::int64_t i = 0; i < N * L; ++i) { w[i] = fusekit::bench::standard_normal(static_cast<std::uint64_t>(i), 12); }
     for (std::int64_t i = 0; i < K * L; ++i) { slot->X[i] = fusekit::detail::uniform01<T>(static_cast<std::uint64_t>(i), 11); }
     for (std::int64_t k = 0; k < K; ++k) {
       for (std::int64_t n = 0; n < N; ++n) {

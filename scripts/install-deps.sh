@@ -17,6 +17,10 @@ if ((${#need[@]})); then
   "${sudo_cmd[@]}" apt-get update -q
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
+# The Python peers of bench/compare.py (optional: each missing stack is skipped).
+if ! python3 -c "import numpy, numba" >/dev/null 2>&1; then
+  python3 -m pip install -q numpy numba >/dev/null 2>&1 || echo "note: numpy/numba not installed; bench/compare.py will skip those peers"
+fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDACXX:-}" ]; then
   echo "error: no nvcc: install the CUDA toolkit (12.x or 13.x) or set CUDACXX" >&2
   exit 1

@@ -120,17 +120,14 @@ TEST(DeterministicTree, LevelCount) {
   EXPECT_EQ(fusekit::detail::tree_levels(std::int64_t{8192} * 8192 + 1), 3);
 }
 
-// Bound factors from reduce.hpp's table, for the CPU backend.
+// Bounds from reduce.hpp's table, for the CPU backend.
 template <class Acc>
-long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
+long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum, long double exact) {
   long double const u = unit_roundoff<Acc>();
-  long double factor = 0;
   if (a == reduce_algorithm::deterministic) {
-    factor = 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1);
-  } else {
-    factor = 4096.0L / 8 + 8 + static_cast<long double>(n) / 4096 * std::ldexp(1.0L, -29) + 1;
+    return 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1) * u * abs_sum;
   }
-  return factor * u * abs_sum;
+  return u * fabsl(exact) + (4096.0L / 8 + 8 + static_cast<long double>(n) / 4096 + 1) * 0x1p-53L * abs_sum;
 }
 
 template <class T, class Acc>
@@ -142,7 +139,7 @@ void check_against_reference(std::size_t n, std::uint32_t seed) {
     Acc got{};
     fusekit::reduce_sum(fusekit::cpu{}, span<const T>(x), &got, a);
     long double const err = fabsl(static_cast<long double>(got) - exact);
-    EXPECT_LE(err, cpu_bound<Acc>(a, n, abs_sum)) << fusekit::to_string(a) << " n=" << n;
+    EXPECT_LE(err, cpu_bound<Acc>(a, n, abs_sum, exact)) << fusekit::to_string(a) << " n=" << n;
   }
 }
 
@@ -217,7 +214,7 @@ TEST(CpuTransformReduce, DotSumOfSquaresAndHiddenLayer) {
   for (auto alg : all_algorithms) {
     double got = 0;
     fusekit::transform_reduce_sum(fusekit::cpu{}, &got, alg, fusekit::weigh{}, span<const double>(a), span<const double>(b));
-    EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot) + abs_dot * 0x1p-53L) << fusekit::to_string(alg);
+    EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot, dot) + abs_dot * 0x1p-53L) << fusekit::to_string(alg);
   }
   // Sum of squares through a lambda; the default (deterministic) host-value form.
   double const squares = fusekit::transform_reduce(fusekit::cpu{}, [](double x) { return x * x; }, span<const double>(a));

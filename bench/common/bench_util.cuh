@@ -109,6 +109,21 @@ __host__ __device__ inline float uniform01(std::uint64_t i, std::uint32_t seed) 
   return fusekit::detail::uniform01<float>(i, seed);
 }
 
+/// N(0, 1) by Box-Muller over two uniform streams, computed in double so the
+/// host, the device and NumPy (bench/peers) agree to the last bit of a float.
+__host__ __device__ inline double standard_normal(std::uint64_t i, std::uint32_t seed) {
+  double const u1 = (static_cast<double>(hash32(i, seed) >> 8) + 1.0) * 0x1p-24;  // (0, 1]
+  double const u2 = static_cast<double>(hash32(i, seed + 1) >> 8) * 0x1p-24;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/// The hidden layer's data, as in the user's case: greyscales whole in [0, 255),
+/// weights N(0.5, 0.1). Element i is the same on the host, the device and in the peers.
+__host__ __device__ inline std::uint32_t greyscale_at(std::uint64_t i) { return hash32(i, 1) % 255u; }
+__host__ __device__ inline float weight_at(std::uint64_t i) {
+  return static_cast<float>(0.5 + 0.1 * standard_normal(i, 2));
+}
+
 /// Keeps `value` alive for the optimizer. Google Benchmark's DoNotOptimize on a
 /// non-const lvalue uses an inline-asm constraint ("+m,r") that nvcc's host pass
 /// miscompiles (the value came back as 0 in our runs); the const form only reads.

@@ -16,7 +16,8 @@
 /// | `deterministic`| fixed-order tree over 8192-value tiles (detail/reduce_tree.hpp) | same | same bits, CPU included |
 ///
 /// On the CPU, `deterministic` is the same tree (bit-identical to the GPU); the
-/// other three are one OpenMP parallel sum (the atomics and CUB are GPU devices).
+/// other three are one OpenMP parallel sum, carried in double (the atomics and
+/// CUB are GPU devices).
 ///
 /// **Accumulators.** float for float, `__half` and `__nv_bfloat16`; double for
 /// double; `int64_t` for signed and `uint64_t` for unsigned integers. Float input
@@ -32,7 +33,7 @@
 /// | `block_atomic` | (n/T + 10 + B)·u·S, T threads, B ≤ 2·SMs blocks         |
 /// | `cub`          | (n/T + log2 n)·u·S                                      |
 /// | `deterministic`| (40·L)·u·S, L = levels of the tree = ⌈log_8192 n⌉ (1 to 3 in practice) |
-/// | CPU parallel   | (4096/8 + 8 + n/4096·2^-29)·u·S (block sums carried in double) |
+/// | CPU parallel   | u·|S_exact| + (4096/8 + 8 + n/4096)·2^-53·S (summed in double, rounded once) |
 /// | integers       | exact (64-bit wrap-around on overflow)                  |
 ///
 /// Sizes: n = 0 gives 0; n above 2^31 works (64-bit indices); NaN and ±inf

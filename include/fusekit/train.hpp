@@ -294,15 +294,19 @@ T direct_gradient(matrix<const T> X, matrix<const T> Y, std::int64_t n, const T*
   return g2;
 }
 
-/// grad = A v − b_n. Returns gradᵀgrad.
+/// grad = A v − b_n, each grad_i summed over j in order; A is symmetric, so
+/// row j serves as column j and the loop over i vectorizes. Returns gradᵀgrad.
 template <class T>
 T gram_gradient(const T* A, const T* b, std::int64_t L, const T* v, T* g) {
+  for (std::int64_t i = 0; i < L; ++i) { g[i] = T(0); }
+  for (std::int64_t j = 0; j < L; ++j) {
+    T const vj = v[j];
+    const T* a = A + j * L;
+    for (std::int64_t i = 0; i < L; ++i) { g[i] = g[i] + a[i] * vj; }
+  }
   T g2 = T(0);
   for (std::int64_t i = 0; i < L; ++i) {
-    T s = T(0);
-    const T* a = A + i * L;
-    for (std::int64_t j = 0; j < L; ++j) { s = s + a[j] * v[j]; }
-    g[i] = s - b[i];
+    g[i] = g[i] - b[i];
     g2 = g2 + g[i] * g[i];
   }
   return g2;

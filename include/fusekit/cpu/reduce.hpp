@@ -4,9 +4,10 @@
 /// CPU backend of the reductions.
 ///
 /// * `cpu_parallel_sum`: OpenMP threads over blocks of 4096 values; each block
-///   is summed 8 lanes wide in the accumulator type (SIMD), block sums are
-///   added in double (long double never: it does not vectorize) and the total
-///   is rounded to the accumulator type once. Integers add exactly.
+///   is summed 8 lanes wide (SIMD) in double for floating accumulators (in the
+///   64-bit accumulator for integers), block sums are added in double, and the
+///   total is rounded to the accumulator type once: a float sum is the correctly
+///   rounded double sum, and costs no more than a float one while memory-bound.
 /// * `cpu_tree_sum`: the deterministic tree of detail/reduce_tree.hpp, tiles in
 ///   parallel, bit-identical to the GPU.
 
@@ -30,19 +31,20 @@ template <class Acc>
 using cpu_carry_t = std::conditional_t<std::is_floating_point_v<Acc>, double, Acc>;
 
 template <class Acc, class Src>
-Acc cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
+cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
+  using Carry = cpu_carry_t<Acc>;
   constexpr int width = 8;
-  Acc lane[width] = {};
+  Carry lane[width] = {};
   std::int64_t i = begin;
   for (; i + width <= end; i += width) {
 #if FUSEKIT_HAS_OPENMP
 #pragma omp simd
 #endif
-    for (int l = 0; l < width; ++l) { lane[l] += src(i + l); }
+    for (int l = 0; l < width; ++l) { lane[l] += static_cast<Carry>(src(i + l)); }
   }
-  for (; i < end; ++i) { lane[0] += src(i); }
-  Acc s = Acc(0);
-  for (Acc v : lane) { s += v; }
+  for (; i < end; ++i) { lane[0] += static_cast<Carry>(src(i)); }
+  Carry s = Carry(0);
+  for (Carry v : lane) { s += v; }
   return s;
 }
 
@@ -58,7 +60,7 @@ Acc cpu_parallel_sum_loop(int threads, const Src& src, std::int64_t n) {
   for (std::int64_t b = 0; b < blocks; ++b) {
     std::int64_t const begin = b * cpu_sum_block;
     std::int64_t const end = begin + cpu_sum_block < n ? begin + cpu_sum_block : n;
-    total += static_cast<Carry>(cpu_block_sum<Acc>(src, begin, end));
+    total += cpu_block_sum<Acc>(src, begin, end);
   }
   return static_cast<Acc>(total);
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""fusekit side by side with the stacks its users come from.
+
+    python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only]
+
+Reads fusekit's Google Benchmark JSON in RESULTS_DIR (elementwise_bench.json,
+reduce_bench.json, train_bench.json; with --build, runs the bench binaries of
+BUILD_DIR/bench first), runs the Python peers in bench/peers with --run-peers
+(peer_*.json; a stack that is not installed is skipped with a line), and prints
+one table per task: size, fusekit's time, each peer's time, the ratio
+peer/fusekit, and for the memory-bound tasks the share of the copy or read
+roofline measured by fusekit's bench in the same run. Standard library only.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+FUSEKIT = {"elementwise": "elementwise_bench", "sum": "reduce_bench", "train": "train_bench"}
+PEERS = {"elementwise": "hidden_layer", "sum": "sum", "train": "train"}
+
+
+def load(path):
+    if not path.exists():
+        return []
+    return [b for b in json.loads(path.read_text()).get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+
+
+def micros(b):
+    return b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
+
+
+def key(name):
+    """'cpu/fused/f32/1048576/real_time' -> ('cpu', 'fused', 'f32', '1048576')."""
+    parts = name.split("/")
+    return tuple(parts[:4])
+
+
+def index(runs):
+    return {key(b["name"]): b for b in runs}
+
+
+def fmt_time(us):
+    return f"{us / 1e3:.3f} ms" if us >= 1000 else f"{us:.1f} us"
+
+
+def table(title, header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["", title, "  ".join(str(h).rjust(w) for h, w in zip(header, widths))]
+    lines.append("-" * len(lines[-1]))
+    lines += ["  ".join(str(c).rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return lines
+
+
+def roofline_pct(b, roof):
+    if not roof or "bytes_per_second" not in b or "bytes_per_second" not in roof:
+        return "-"
+    return f"{100 * b['bytes_per_second'] / roof['bytes_per_second']:.0f}%"
+
+
+def elementwise_tables(fk, peers):
+    out = []
+    for backend in ("cpu", "gpu"):
+        names = sorted({k[1] for k in peers if k[0] == backend})
+        sizes = sorted({int(k[3]) for k in fk if k[0] == backend and k[1] == "fused" and k[2] == "f32"})
+        if not sizes:
+            continue
+        header = ["n", "fusekit", "of copy"] + [h for p in names for h in (p, "ratio")]
+        rows = []
+        for n in sizes:
+            mine = fk.get((backend, "fused", "f32", str(n)))
+            roof = fk.get((backend, "copy", str(n), "real_time")) or fk.get((backend, "copy", str(n), "manual_time"))
+            row = [n, fmt_time(micros(mine)), roofline_pct(mine, roof)]
+            for p in names:
+                b = peers.get((backend, p, "f32", str(n)))
+                row += [fmt_time(micros(b)), f"{micros(b) / micros(mine):.1f}x"] if b else ["-", "-"]
+            rows.append(row)
+        out += table(f"Hidden layer tanh((grey/255)*w), float32, {backend.upper()}: fusekit's fused layer vs peers "
+                     f"(ratio = peer time / fusekit time)", header, rows)
+    return out
+
+
+def sum_tables(fk, peers):
+    out = []
+    mine_alg = {"cpu": "openmp", "gpu": "block_atomic"}
+    for backend in ("cpu", "gpu"):
+        names = sorted({k[1] for k in peers if k[0] == backend})
+        series = sorted({(k[2], int(k[3])) for k in fk if k[0] == backend and k[1] == mine_alg[backend]})
+        if not series:
+            continue
+        header = ["type", "n", f"fusekit {mine_alg[backend]}", "of read", "error",
+                  "deterministic", "error"] + [h for p in names for h in (p, "ratio", "error")]
+        rows = []
+        for dtype, n in series:
+            mine = fk[(backend, mine_alg[backend], dtype, str(n))]
+            det = fk.get((backend, "deterministic", dtype, str(n)))
+            roof = fk.get((backend, "read", "f32", str(n)))
+            row = [dtype, n, fmt_time(micros(mine)), roofline_pct(mine, roof), f"{mine.get('rel_error', 0):.1e}",
+                   fmt_time(micros(det)) if det else "-", f"{det.get('rel_error', 0):.1e}" if det else "-"]
+            for p in names:
+                b = peers.get((backend, p, dtype, str(n)))
+                row += ([fmt_time(micros(b)), f"{micros(b) / micros(mine):.2f}x", f"{b.get('rel_error', 0):.1e}"]
+                        if b else ["-", "-", "-"])
+            rows.append(row)
+        out += table(f"Sums, {backend.upper()}: fusekit vs peers (ratio = peer time / fusekit {mine_alg[backend]} time; "
+                     f"error = |sum - reference| / |reference|)", header, rows)
+    return out
+
+
+def train_tables(fk, peers):
+    out = []
+    mine_variant = {"cpu": "plain_gram", "gpu": "plain_single_launch"}
+    for backend in ("cpu", "gpu"):
+        names = sorted({k[1] for k in peers if k[0] == backend})
+        cases = sorted({(k[2], k[3]) for k in fk if k[0] == backend and k[1] == mine_variant[backend]})
+        if not cases:
+            continue
+        header = ["type", "K x L x N", f"fusekit {mine_variant[backend]}", "iterations", "nesterov", "iterations"]
+        header += [h for p in names for h in (p, "iterations", "ratio")]
+        rows = []
+        for dtype, shape in cases:
+            mine = fk[(backend, mine_variant[backend], dtype, shape)]
+            nes = fk.get((backend, mine_variant[backend].replace("plain", "nesterov"), dtype, shape))
+            row = [dtype, shape, fmt_time(micros(mine)), int(mine.get("iterations", 0)),
+                   fmt_time(micros(nes)) if nes else "-", int(nes.get("iterations", 0)) if nes else "-"]
+            for p in names:
+                b = peers.get((backend, p, dtype, shape))
+                if not b:
+                    row += ["-", "-", "-"]
+                    continue
+                # A peer cut short by its time budget compares per iteration.
+                if b.get("finished", 1):
+                    ratio = f"{micros(b) / micros(mine):.0f}x"
+                else:
+                    ratio = f"{b['us_per_iteration'] / (micros(mine) / max(1, mine.get('iterations', 1)) / max(1, b.get('outputs', 1))):.0f}x/it"
+                row += [fmt_time(micros(b)) + ("" if b.get("finished", 1) else " (cut)"), int(b.get("iterations", 0)), ratio]
+            rows.append(row)
+        out += table(f"Trainer, plain gradient descent to the same tolerance, {backend.upper()} "
+                     f"(ratio = peer time / fusekit time; whole fit, all outputs)", header, rows)
+    return out
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1].startswith("-"):
+        print(__doc__)
+        return 2
+    results = pathlib.Path(argv[1])
+    results.mkdir(parents=True, exist_ok=True)
+    cpu_only = "--cpu-only" in argv
+    if "--build" in argv:
+        build = pathlib.Path(argv[argv.index("--build") + 1])
+        for binary in FUSEKIT.values():
+            exe = build / "bench" / binary
+            if exe.exists():
+                subprocess.run([str(exe), f"--benchmark_out={results / (binary + '.json')}", "--benchmark_out_format=json"],
+                               check=True, stdout=subprocess.DEVNULL)
+    if "--run-peers" in argv:
+        for task, script in PEERS.items():
+            cmd = [sys.executable, str(HERE / "peers" / f"{script}.py"), "--out", str(results / f"peer_{script}.json")]
+            if cpu_only:
+                cmd.append("--cpu-only")
+            print(f"running peers: {script}", file=sys.stderr, flush=True)
+            subprocess.run(cmd, check=False)
+    lines = []
+    for task, make in (("elementwise", elementwise_tables), ("sum", sum_tables), ("train", train_tables)):
+        fk = index(load(results / f"{FUSEKIT[task]}.json"))
+        peers = index(load(results / f"peer_{PEERS[task]}.json"))
+        if not fk:
+            lines.append(f"\n{task}: no fusekit results in {results}")
+            continue
+        if not peers:
+            lines.append(f"\n{task}: no peer results (python3 bench/compare.py {results} --run-peers)")
+        lines += make(fk, peers)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

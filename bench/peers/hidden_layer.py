@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The hidden layer tanh((grey / 255) * w) the way each stack's users write it.
+
+CPU: NumPy as the users wrote it (three array passes, tanh spelled through exp),
+Numba @vectorize(target='parallel') and @njit with prange. GPU: Numba CUDA (a
+chain of three @vectorize(target='cuda') on device arrays), CuPy (the
+per-operation chain and a fused ElementwiseKernel), PyTorch (the eager chain and
+torch.compile). Same sizes and data as bench/elementwise.cu, float32; each
+result checked against a float64 reference (‖y − ref‖ / ‖ref‖ on a sample).
+
+    python3 hidden_layer.py [--out results.json] [--cpu-only]
+"""
+import sys
+import time
+
+import peer_common as pc
+
+CPU_SIZES = [1 << 20, 10_000_000, 1 << 24]
+GPU_SIZES = [1 << 20, 1 << 24, 1 << 28]
+
+
+def check(np, y, grey, w):
+    """Relative error against float64 on every 64th element (y on the host)."""
+    idx = slice(None, None, 64)
+    x = grey[idx].astype(np.float64) / 255.0 * w[idx].astype(np.float64)
+    ref = np.tanh(x)
+    got = y[idx].astype(np.float64)
+    if not np.all(np.isfinite(got)):
+        return float("nan")
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
+def numpy_three_pass(np, grey, w):
+    a = grey / np.float32(255)                          # pass 1: normalize
+    b = a * w                                           # pass 2: weigh
+    return (np.exp(b) - np.exp(-b)) / (np.exp(b) + np.exp(-b))  # pass 3: activate, as written
+
+
+def cpu_peers(np, report):
+    numba = pc.optional("numba")
+    if numba is not None:
+        import math
+
+        @numba.vectorize(["float32(float32, float32)"], target="parallel")
+        def layer_vectorize(g, w):
+            x = g / numba.float32(255) * w
+            return (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x))
+
+        @numba.njit(parallel=True, fastmath=False)
+        def layer_prange(grey, w, out):
+            for i in numba.prange(grey.shape[0]):
+                x = grey[i] / numba.float32(255) * w[i]
+                out[i] = (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x))
+    for n in CPU_SIZES:
+        grey, w = pc.layer_inputs(np, n, np.float32)
+        nbytes = n * 12
+        y = numpy_three_pass(np, grey, w)
+        report.add(f"cpu/numpy_three_pass/f32/{n}", n, pc.time_it(lambda: numpy_three_pass(np, grey, w)), nbytes,
+                   check(np, y, grey, w))
+        if numba is not None:
+            out = np.empty_like(w)
+            layer_prange(grey, w, out)  # compile outside the timing
+            report.add(f"cpu/numba_vectorize_parallel/f32/{n}", n, pc.time_it(lambda: layer_vectorize(grey, w)), nbytes,
+                       check(np, layer_vectorize(grey, w), grey, w))
+            report.add(f"cpu/numba_njit_prange/f32/{n}", n, pc.time_it(lambda: layer_prange(grey, w, out)), nbytes,
+                       check(np, out, grey, w))
+
+
+def gpu_peers(np, report):
+    cp = pc.optional("cupy")
+    torch = pc.optional("torch")
+    numba_cuda = None
+    numba = pc.optional("numba")
+    if numba is not None:
+        try:
+            from numba import cuda as numba_cuda
+            if not numba_cuda.is_available():
+                print("skipped: numba.cuda sees no GPU", file=sys.stderr)
+                numba_cuda = None
+        except Exception as e:
+            print(f"skipped: numba.cuda ({e})", file=sys.stderr)
+            numba_cuda = None
+    if torch is not None and not torch.cuda.is_available():
+        print("skipped: torch sees no GPU", file=sys.stderr)
+        torch = None
+    if cp is not None:
+        try:
+            cp.cuda.runtime.getDeviceCount()
+        except Exception as e:
+            print(f"skipped: cupy sees no GPU ({e})", file=sys.stderr)
+            cp = None
+    if cp is None and torch is None and numba_cuda is None:
+        return
+    if numba_cuda is not None:
+        import math
+
+        @numba.vectorize(["float32(float32)"], target="cuda")
+        def nb_normalize(g):
+            return g / numba.float32(255)
+
+        @numba.vectorize(["float32(float32, float32)"], target="cuda")
+        def nb_weigh(a, w):
+            return a * w
+
+        @numba.vectorize(["float32(float32)"], target="cuda")
+        def nb_activate(x):
+            return (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x))
+    if cp is not None:
+        fused = cp.ElementwiseKernel("float32 g, float32 w", "float32 y",
+                                     "float x = g / 255.0f * w; y = tanhf(x);", "fusekit_peer_layer")
+    if torch is not None:
+        def torch_layer(g, w):
+            return torch.tanh(g / 255.0 * w)
+        compiled = None
+        try:
+            compiled = torch.compile(torch_layer)
+        except Exception as e:
+            print(f"skipped: torch.compile ({e})", file=sys.stderr)
+    for n in GPU_SIZES:
+        grey, w = pc.layer_inputs(np, n, np.float32)
+        nbytes = n * 12
+        if numba_cuda is not None:
+            dg, dw = numba_cuda.to_device(grey), numba_cuda.to_device(w)
+            da, db, dy = (numba_cuda.device_array(n, dtype=np.float32) for _ in range(3))
+
+            def nb_chain():
+                nb_normalize(dg, out=da)
+                nb_weigh(da, dw, out=db)
+                nb_activate(db, out=dy)
+            nb_chain()
+            report.add(f"gpu/numba_cuda_three_vectorize/f32/{n}", n, pc.time_it(nb_chain, numba_cuda.synchronize), nbytes,
+                       check(np, dy.copy_to_host(), grey, w))
+            del dg, dw, da, db, dy
+        if cp is not None:
+            cg, cw = cp.asarray(grey), cp.asarray(w)
+            sync = cp.cuda.Device().synchronize
+
+            def cp_chain():
+                b = cg / cp.float32(255) * cw
+                return (cp.exp(b) - cp.exp(-b)) / (cp.exp(b) + cp.exp(-b))
+            report.add(f"gpu/cupy_per_operation/f32/{n}", n, pc.time_it(cp_chain, sync), nbytes,
+                       check(np, cp.asnumpy(cp_chain()), grey, w))
+            cy = cp.empty_like(cw)
+            report.add(f"gpu/cupy_elementwise_kernel/f32/{n}", n, pc.time_it(lambda: fused(cg, cw, cy), sync), nbytes,
+                       check(np, cp.asnumpy(fused(cg, cw, cy)), grey, w))
+            del cg, cw, cy
+            cp.get_default_memory_pool().free_all_blocks()
+        if torch is not None:
+            tg, tw = torch.from_numpy(grey).cuda(), torch.from_numpy(w).cuda()
+            sync = torch.cuda.synchronize
+            report.add(f"gpu/torch_eager/f32/{n}", n, pc.time_it(lambda: torch_layer(tg, tw), sync), nbytes,
+                       check(np, torch_layer(tg, tw).cpu().numpy(), grey, w))
+            if compiled is not None:
+                t0 = time.perf_counter()
+                y = compiled(tg, tw)  # first call compiles: reported apart
+                sync()
+                first = time.perf_counter() - t0
+                report.add(f"gpu/torch_compile/f32/{n}", n, pc.time_it(lambda: compiled(tg, tw), sync), nbytes,
+                           check(np, y.cpu().numpy(), grey, w), first_call_seconds=first)
+            del tg, tw
+            torch.cuda.empty_cache()
+
+
+def main(argv):
+    out, cpu_only = pc.main_args(argv)
+    np = pc.optional("numpy")
+    if np is None:
+        return 0
+    report = pc.Report("hidden_layer")
+    cpu_peers(np, report)
+    if not cpu_only:
+        gpu_peers(np, report)
+    if out:
+        report.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Sums the way each stack's users write them.
+
+CPU: np.sum (float32, float32 into float64, int32 into int64) and Numba @njit
+with prange. GPU: a Numba CUDA kernel with one atomicAdd per element (the
+user's), cupy.sum and torch.sum. Same sizes and data as bench/reduce.cu;
+relative error against a float64 (integers: exact) reference.
+
+    python3 sum.py [--out results.json] [--cpu-only]
+"""
+import sys
+
+import peer_common as pc
+
+CPU_SIZES = [1 << 20, 1 << 24, 1 << 26]
+GPU_SIZES = [1 << 20, 1 << 24, 1 << 28]
+SERIES = [("f32", "float32", None), ("f32_acc_f64", "float32", "float64"), ("i32", "int32", "int64")]
+
+
+def rel_error(got, ref):
+    return abs(float(got) - ref) / abs(ref) if ref != 0 else abs(float(got))
+
+
+def reference(np, x):
+    return float(np.sum(x, dtype=np.float64)) if x.dtype.kind == "f" else float(np.sum(x, dtype=np.int64))
+
+
+def cpu_peers(np, report):
+    numba = pc.optional("numba")
+    if numba is not None:
+        @numba.njit(parallel=True)
+        def prange_sum(x, zero):
+            s = zero
+            for i in numba.prange(x.shape[0]):
+                s += x[i]
+            return s
+    for n in CPU_SIZES:
+        for name, dtype, acc in SERIES:
+            x = pc.sum_inputs(np, n, np.dtype(dtype))
+            ref = reference(np, x)
+            acc_dtype = np.dtype(acc) if acc else None
+            report.add(f"cpu/np_sum/{name}/{n}", n, pc.time_it(lambda: np.sum(x, dtype=acc_dtype)), x.nbytes,
+                       rel_error(np.sum(x, dtype=acc_dtype), ref))
+            if numba is not None:
+                zero = (acc_dtype or x.dtype).type(0)
+                prange_sum(x, zero)  # compile outside the timing
+                report.add(f"cpu/numba_prange/{name}/{n}", n, pc.time_it(lambda: prange_sum(x, zero)), x.nbytes,
+                           rel_error(prange_sum(x, zero), ref))
+
+
+def gpu_peers(np, report):
+    cp = pc.optional("cupy")
+    torch = pc.optional("torch")
+    if torch is not None and not torch.cuda.is_available():
+        torch = None
+    numba_cuda = None
+    numba = pc.optional("numba")
+    if numba is not None:
+        try:
+            from numba import cuda as numba_cuda
+            if not numba_cuda.is_available():
+                numba_cuda = None
+        except Exception as e:
+            print(f"skipped: numba.cuda ({e})", file=sys.stderr)
+            numba_cuda = None
+    if numba_cuda is not None:
+        @numba_cuda.jit
+        def atomic_sum(x, out):
+            i = numba_cuda.grid(1)
+            stride = numba_cuda.gridsize(1)
+            while i < x.shape[0]:
+                numba_cuda.atomic.add(out, 0, x[i])
+                i += stride
+    for n in GPU_SIZES:
+        for name, dtype, acc in SERIES:
+            x = pc.sum_inputs(np, n, np.dtype(dtype))
+            ref = reference(np, x)
+            acc_dtype = np.dtype(acc) if acc else x.dtype
+            if numba_cuda is not None and n <= (1 << 24):  # one atomic per element: as in fusekit's bench
+                dx = numba_cuda.to_device(x)
+                out = numba_cuda.device_array(1, dtype=acc_dtype if acc_dtype.kind == "f" else np.int64)
+                src = dx if acc is None or acc_dtype.kind != "f" else numba_cuda.to_device(x.astype(acc_dtype))
+
+                def run():
+                    out[:1] = 0
+                    atomic_sum[1024, 256](src, out)
+                run()
+                report.add(f"gpu/numba_cuda_atomic/{name}/{n}", n, pc.time_it(run, numba_cuda.synchronize), x.nbytes,
+                           rel_error(out.copy_to_host()[0], ref))
+                del dx, src, out
+            if cp is not None:
+                cx = cp.asarray(x)
+                sync = cp.cuda.Device().synchronize
+                run = (lambda: cp.sum(cx, dtype=acc_dtype))
+                report.add(f"gpu/cupy_sum/{name}/{n}", n, pc.time_it(run, sync), x.nbytes, rel_error(run(), ref))
+                del cx
+                cp.get_default_memory_pool().free_all_blocks()
+            if torch is not None:
+                tx = torch.from_numpy(x).cuda()
+                tdtype = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}[acc_dtype.name]
+                run = (lambda: torch.sum(tx, dtype=tdtype))
+                report.add(f"gpu/torch_sum/{name}/{n}", n, pc.time_it(run, torch.cuda.synchronize), x.nbytes,
+                           rel_error(run().item(), ref))
+                del tx
+                torch.cuda.empty_cache()
+
+
+def main(argv):
+    out, cpu_only = pc.main_args(argv)
+    np = pc.optional("numpy")
+    if np is None:
+        return 0
+    report = pc.Report("sum")
+    cpu_peers(np, report)
+    if not cpu_only:
+        gpu_peers(np, report)
+    if out:
+        report.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

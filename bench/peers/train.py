@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The user's trainer, per output, the way each stack's users write it:
+
+    for n in range(N):
+        w = zeros(L)
+        repeat: delta = X @ w - Y[:, n]; grad = X.T @ delta; w = w - lr * grad
+        until grad @ grad < tol          # a host value every iteration
+
+NumPy on the CPU; CuPy and PyTorch on the GPU (every array operation its own
+kernel, as the user moved it). Same problems as bench/train.cu: X uniform
+[0, 1), Y = X W_trueᵀ, automatic learning rate 1/λmax(XᵀX) (inside the timing,
+as fusekit's), tol 1e-8 in double and 1e-4 in float, plain gradient descent
+capped at 10^6 iterations. A run longer than its time budget stops early and
+says so (`finished` = 0); its time per iteration still compares.
+
+    python3 train.py [--out results.json] [--cpu-only]
+"""
+import sys
+import time
+
+import peer_common as pc
+
+SHAPES = [(9, 9, 9), (1000, 100, 10)]
+MAX_ITERATIONS = 1_000_000
+BUDGET_SECONDS = 60.0
+
+
+def fit(xp, X, Y, tol, to_host, budget):
+    """The loop above in array library xp; returns (seconds, iterations per output, finished)."""
+    t0 = time.perf_counter()
+    lam = float(to_host(xp.linalg.eigvalsh(X.T @ X)[-1]))
+    lr = 1.0 / lam
+    K, L = X.shape
+    N = Y.shape[1]
+    iterations = []
+    finished = True
+    for n in range(N):
+        w = xp.zeros(L, dtype=X.dtype)
+        y = Y[:, n]
+        it = 0
+        while it < MAX_ITERATIONS:
+            delta = X @ w - y
+            grad = X.T @ delta
+            w = w - lr * grad
+            it += 1
+            if float(to_host(grad @ grad)) < tol:
+                break
+            if it % 256 == 0 and time.perf_counter() - t0 > budget:
+                finished = False
+                break
+        iterations.append(it)
+        if not finished:
+            break
+    return time.perf_counter() - t0, iterations, finished
+
+
+def run(report, backend, stack, xp, to_host, sync, dtype_name, X, Y, tol, shape):
+    sync()
+    fit(xp, X[:2, :2], Y[:2, :1], tol, to_host, 1.0)  # warm-up: libraries, kernels, handles
+    sync()
+    seconds, iterations, finished = fit(xp, X, Y, tol, to_host, BUDGET_SECONDS)
+    K, L, N = shape
+    total = sum(iterations)
+    report.add(f"{backend}/{stack}_plain/{dtype_name}/{K}x{L}x{N}", K * L * N, seconds, None, None,
+               iterations=max(iterations), outputs=N, finished=int(finished),
+               us_per_iteration=seconds / total * 1e6 if total else float("nan"))
+
+
+def main(argv):
+    out, cpu_only = pc.main_args(argv)
+    np = pc.optional("numpy")
+    if np is None:
+        return 0
+    report = pc.Report("train")
+    gpu = []
+    if not cpu_only:
+        cp = pc.optional("cupy")
+        if cp is not None:
+            try:
+                cp.cuda.runtime.getDeviceCount()
+                gpu.append(("cupy", cp, cp.asarray, cp.asnumpy, cp.cuda.Device().synchronize))
+            except Exception as e:
+                print(f"skipped: cupy sees no GPU ({e})", file=sys.stderr)
+        torch = pc.optional("torch")
+        if torch is not None and torch.cuda.is_available():
+            class TorchXP:  # the NumPy calls the loop uses, in torch
+                linalg = torch.linalg
+
+                @staticmethod
+                def zeros(n, dtype):
+                    return torch.zeros(n, dtype=dtype, device="cuda")
+            gpu.append(("torch", TorchXP, lambda a: torch.from_numpy(a).cuda(), lambda t: t.item() if t.numel() == 1 else t.cpu(),
+                        torch.cuda.synchronize))
+    for dtype_name, dtype, tol in (("f64", np.float64, 1e-8), ("f32", np.float32, 1e-4)):
+        for shape in SHAPES:
+            X, Y = pc.train_problem(np, *shape, dtype)
+            run(report, "cpu", "numpy", np, lambda a: a, lambda: None, dtype_name, X, Y, tol, shape)
+            for name, xp, to_device, to_host, sync in gpu:
+                run(report, "gpu", name, xp, to_host, sync, dtype_name, to_device(X), to_device(Y), tol, shape)
+    if out:
+        report.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
