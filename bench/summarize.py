@@ -21,7 +21,8 @@ def load(paths):
     runs, contexts = {}, []
     for p in paths:
         p = pathlib.Path(p)
-        files = sorted(p.glob("*.json")) if p.is_dir() else [p]
+        # The peers' files (peer_*.json) are compare.py's to read.
+        files = sorted(f for f in p.glob("*.json") if not f.name.startswith("peer_")) if p.is_dir() else [p]
         for f in files:
             data = json.loads(f.read_text())
             contexts.append((f.name, data.get("context", {})))
