@@ -68,30 +68,10 @@ def cpu_peers(np, report):
 
 
 def gpu_peers(np, report):
-    cp = pc.optional("cupy")
-    torch = pc.optional("torch")
-    numba_cuda = None
-    numba = pc.optional("numba")
-    if numba is not None:
-        try:
-            from numba import cuda as numba_cuda
-            if not numba_cuda.is_available():
-                print("skipped: numba.cuda sees no GPU", file=sys.stderr)
-                numba_cuda = None
-        except Exception as e:
-            print(f"skipped: numba.cuda ({e})", file=sys.stderr)
-            numba_cuda = None
-    if torch is not None and not torch.cuda.is_available():
-        print("skipped: torch sees no GPU", file=sys.stderr)
-        torch = None
-    if cp is not None:
-        try:
-            cp.cuda.runtime.getDeviceCount()
-        except Exception as e:
-            print(f"skipped: cupy sees no GPU ({e})", file=sys.stderr)
-            cp = None
+    cp, torch, numba_cuda = pc.gpu_stacks()
     if cp is None and torch is None and numba_cuda is None:
         return
+    numba = pc.optional("numba") if numba_cuda is not None else None
     if numba_cuda is not None:
         import math
 
@@ -162,19 +142,5 @@ def gpu_peers(np, report):
             torch.cuda.empty_cache()
 
 
-def main(argv):
-    out, cpu_only = pc.main_args(argv)
-    np = pc.optional("numpy")
-    if np is None:
-        return 0
-    report = pc.Report("hidden_layer")
-    cpu_peers(np, report)
-    if not cpu_only:
-        gpu_peers(np, report)
-    if out:
-        report.write(out)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(pc.run_task("hidden_layer", sys.argv, cpu_peers, gpu_peers))

@@ -119,6 +119,48 @@ class Report:
             json.dump({"context": context, "benchmarks": self.runs}, f, indent=1)
 
 
+def gpu_stacks():
+    """(cupy, torch, numba.cuda) for the GPU peers, each None (with a line) when
+    missing or without a GPU."""
+    cp = optional("cupy")
+    if cp is not None:
+        try:
+            cp.cuda.runtime.getDeviceCount()
+        except Exception as e:
+            print(f"skipped: cupy sees no GPU ({e})", file=sys.stderr)
+            cp = None
+    torch = optional("torch")
+    if torch is not None and not torch.cuda.is_available():
+        print("skipped: torch sees no GPU", file=sys.stderr)
+        torch = None
+    numba_cuda = None
+    if optional("numba") is not None:
+        try:
+            from numba import cuda as numba_cuda
+            if not numba_cuda.is_available():
+                print("skipped: numba.cuda sees no GPU", file=sys.stderr)
+                numba_cuda = None
+        except Exception as e:
+            print(f"skipped: numba.cuda ({e})", file=sys.stderr)
+            numba_cuda = None
+    return cp, torch, numba_cuda
+
+
+def run_task(task, argv, cpu_peers, gpu_peers):
+    """The main of a peer script: NumPy required, GPU peers unless --cpu-only."""
+    out, cpu_only = main_args(argv)
+    np = optional("numpy")
+    if np is None:
+        return 0
+    report = Report(task)
+    cpu_peers(np, report)
+    if not cpu_only:
+        gpu_peers(np, report)
+    if out:
+        report.write(out)
+    return 0
+
+
 def main_args(argv):
     """--out FILE, --cpu-only."""
     out, cpu_only = None, False

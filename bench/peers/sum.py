@@ -50,20 +50,7 @@ def cpu_peers(np, report):
 
 
 def gpu_peers(np, report):
-    cp = pc.optional("cupy")
-    torch = pc.optional("torch")
-    if torch is not None and not torch.cuda.is_available():
-        torch = None
-    numba_cuda = None
-    numba = pc.optional("numba")
-    if numba is not None:
-        try:
-            from numba import cuda as numba_cuda
-            if not numba_cuda.is_available():
-                numba_cuda = None
-        except Exception as e:
-            print(f"skipped: numba.cuda ({e})", file=sys.stderr)
-            numba_cuda = None
+    cp, torch, numba_cuda = pc.gpu_stacks()
     if numba_cuda is not None:
         @numba_cuda.jit
         def atomic_sum(x, out):
@@ -106,19 +93,5 @@ def gpu_peers(np, report):
                 torch.cuda.empty_cache()
 
 
-def main(argv):
-    out, cpu_only = pc.main_args(argv)
-    np = pc.optional("numpy")
-    if np is None:
-        return 0
-    report = pc.Report("sum")
-    cpu_peers(np, report)
-    if not cpu_only:
-        gpu_peers(np, report)
-    if out:
-        report.write(out)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(pc.run_task("sum", sys.argv, cpu_peers, gpu_peers))

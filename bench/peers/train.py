@@ -75,23 +75,18 @@ def main(argv):
     report = pc.Report("train")
     gpu = []
     if not cpu_only:
-        cp = pc.optional("cupy")
+        cp, torch, _ = pc.gpu_stacks()
         if cp is not None:
-            try:
-                cp.cuda.runtime.getDeviceCount()
-                gpu.append(("cupy", cp, cp.asarray, cp.asnumpy, cp.cuda.Device().synchronize))
-            except Exception as e:
-                print(f"skipped: cupy sees no GPU ({e})", file=sys.stderr)
-        torch = pc.optional("torch")
-        if torch is not None and torch.cuda.is_available():
+            gpu.append(("cupy", cp, cp.asarray, cp.asnumpy, cp.cuda.Device().synchronize))
+        if torch is not None:
             class TorchXP:  # the NumPy calls the loop uses, in torch
                 linalg = torch.linalg
 
                 @staticmethod
                 def zeros(n, dtype):
                     return torch.zeros(n, dtype=dtype, device="cuda")
-            gpu.append(("torch", TorchXP, lambda a: torch.from_numpy(a).cuda(), lambda t: t.item() if t.numel() == 1 else t.cpu(),
-                        torch.cuda.synchronize))
+            gpu.append(("torch", TorchXP, lambda a: torch.from_numpy(a).cuda(),
+                        lambda t: t.item() if t.numel() == 1 else t.cpu(), torch.cuda.synchronize))
     for dtype_name, dtype, tol in (("f64", np.float64, 1e-8), ("f32", np.float32, 1e-4)):
         for shape in SHAPES:
             X, Y = pc.train_problem(np, *shape, dtype)
