@@ -13,10 +13,8 @@
 // and run as plain C++.
 #if defined(__CUDACC__)
 #define FUSEKIT_HD __host__ __device__
-#define FUSEKIT_DEVICE __device__
 #else
 #define FUSEKIT_HD
-#define FUSEKIT_DEVICE
 #endif
 
 // True while compiling device code (the device pass of nvcc).
@@ -36,12 +34,6 @@
 #define FUSEKIT_FORCEINLINE inline __attribute__((always_inline))
 #else
 #define FUSEKIT_FORCEINLINE inline
-#endif
-
-#if defined(__CUDACC__) || defined(__clang__) || defined(__GNUC__)
-#define FUSEKIT_RESTRICT __restrict__
-#else
-#define FUSEKIT_RESTRICT
 #endif
 
 #if defined(_OPENMP)
