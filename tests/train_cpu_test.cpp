@@ -6,6 +6,7 @@
 #include <fusekit/fusekit.hpp>
 
 #include "common/test_support.hpp"
+#include "common/train_problem.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,35 +23,10 @@ using fusekit::fit_status;
 using fusekit::gd_formulation;
 using fusekit::gd_method;
 using fusekit::gd_options;
+using fusekit::test::make_problem;
+using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
-
-template <class T>
-struct problem {
-  std::int64_t K, L, N;
-  std::vector<T> X, Y, W_true;
-};
-
-// X with N(0, 1) entries (well conditioned when K ≫ L), or uniform [0, 1) as
-// in the user's case; Y = X W_trueᵀ plus optional noise.
-template <class T>
-problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed, bool uniform_x,
-                        double noise) {
-  problem<T> p{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N), std::vector<T>(N * L)};
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (auto& x : p.X) { x = static_cast<T>(uniform_x ? uniform(gen) : normal(gen)); }
-  for (auto& w : p.W_true) { w = static_cast<T>(normal(gen)); }
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * p.W_true[n * L + l]; }
-      p.Y[k * N + n] = static_cast<T>(s + noise * normal(gen));
-    }
-  }
-  return p;
-}
 
 template <class T>
 fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {

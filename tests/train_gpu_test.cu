@@ -7,6 +7,7 @@
 
 #include "common/device_buffer.cuh"
 #include "common/test_support.hpp"
+#include "common/train_problem.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,32 +23,14 @@ using fusekit::gd_formulation;
 using fusekit::gd_method;
 using fusekit::gd_options;
 using fusekit::test::device_buffer;
+using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
 
-template <class T>
-struct problem {
-  std::int64_t K, L, N;
-  std::vector<T> X, Y;
-};
-
+// The user's shape of problem: X uniform [0, 1), Y = X W_trueᵀ exactly.
 template <class T>
 problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed) {
-  problem<T> p{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)};
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> w(N * L);
-  for (auto& x : p.X) { x = static_cast<T>(uniform(gen)); }
-  for (auto& v : w) { v = normal(gen); }
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * w[n * L + l]; }
-      p.Y[k * N + n] = static_cast<T>(s);
-    }
-  }
-  return p;
+  return fusekit::test::make_problem<T>(K, L, N, seed, true, 0.0);
 }
 
 // path: 0 automatic, 1 single launch, 2 cuBLAS.
