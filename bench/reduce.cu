@@ -14,6 +14,7 @@
 #include <fusekit/fusekit.cuh>
 
 #include "common/bench_util.cuh"
+#include "common/lazy_cache.hpp"
 #include "../tests/common/device_buffer.cuh"
 
 #include <benchmark/benchmark.h>
@@ -22,7 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -99,14 +100,8 @@ struct device_data {
 
 template <class T>
 device_data<T>& gpu_data(std::int64_t n) {
-  static std::map<std::int64_t, std::unique_ptr<device_data<T>>> cache;
-  auto& slot = cache[n];
-  if (!slot) {
-    cache.clear();  // one size at a time: 2^28 values take a GB per type
-    slot = std::make_unique<device_data<T>>(n);
-    return *cache[n];
-  }
-  return *slot;
+  static fusekit::bench::lazy_cache<std::int64_t, device_data<T>> cache(/*keep_one=*/true);
+  return cache.get(n, [n] { return std::make_unique<device_data<T>>(n); });
 }
 
 void BM_gpu_read(benchmark::State& state) {
@@ -174,10 +169,8 @@ struct host_data {
 
 template <class T>
 host_data<T>& cpu_data(std::int64_t n) {
-  static std::map<std::int64_t, std::unique_ptr<host_data<T>>> cache;
-  auto& slot = cache[n];
-  if (!slot) { slot = std::make_unique<host_data<T>>(n); }
-  return *slot;
+  static fusekit::bench::lazy_cache<std::int64_t, host_data<T>> cache(/*keep_one=*/false);
+  return cache.get(n, [n] { return std::make_unique<host_data<T>>(n); });
 }
 
 // The CPU roofline: every value read once, 8 wide (AVX2 like fusekit's own loops), all threads.

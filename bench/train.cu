@@ -14,6 +14,7 @@
 #include <fusekit/train.cuh>
 
 #include "common/bench_util.cuh"
+#include "common/lazy_cache.hpp"
 #include "../tests/common/device_buffer.cuh"
 
 #include <benchmark/benchmark.h>
@@ -21,7 +22,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -43,23 +43,26 @@ struct problem {
 };
 
 template <class T>
-const problem<T>& get_problem(std::int64_t K, std::int64_t L, std::int64_t N) {
-  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::unique_ptr<problem<T>>> cache;
-  auto& slot = cache[{K, L, N}];
-  if (!slot) {
-    slot = std::make_unique<problem<T>>(problem<T>{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)});
-    std::vector<double> w(N * L);
-    for (std::int64_t i = 0; i < N * L; ++i) { w[i] = fusekit::bench::standard_normal(static_cast<std::uint64_t>(i), 12); }
-    for (std::int64_t i = 0; i < K * L; ++i) { slot->X[i] = fusekit::detail::uniform01<T>(static_cast<std::uint64_t>(i), 11); }
-    for (std::int64_t k = 0; k < K; ++k) {
-      for (std::int64_t n = 0; n < N; ++n) {
-        double s = 0;
-        for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(slot->X[k * L + l]) * w[n * L + l]; }
-        slot->Y[k * N + n] = static_cast<T>(s);
-      }
+std::unique_ptr<problem<T>> make_problem(std::int64_t K, std::int64_t L, std::int64_t N) {
+  auto p = std::make_unique<problem<T>>(problem<T>{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)});
+  std::vector<double> w(N * L);
+  for (std::int64_t i = 0; i < N * L; ++i) { w[i] = fusekit::bench::standard_normal(static_cast<std::uint64_t>(i), 12); }
+  for (std::int64_t i = 0; i < K * L; ++i) { p->X[i] = fusekit::detail::uniform01<T>(static_cast<std::uint64_t>(i), 11); }
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p->X[k * L + l]) * w[n * L + l]; }
+      p->Y[k * N + n] = static_cast<T>(s);
     }
   }
-  return *slot;
+  return p;
+}
+
+template <class T>
+const problem<T>& get_problem(std::int64_t K, std::int64_t L, std::int64_t N) {
+  static fusekit::bench::lazy_cache<std::tuple<std::int64_t, std::int64_t, std::int64_t>, problem<T>> cache(
+      /*keep_one=*/false);
+  return cache.get({K, L, N}, [=] { return make_problem<T>(K, L, N); });
 }
 
 template <class T>

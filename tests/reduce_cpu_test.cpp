@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -118,6 +119,25 @@ TEST(DeterministicTree, LevelCount) {
   EXPECT_EQ(fusekit::detail::tree_levels(8193), 2);
   EXPECT_EQ(fusekit::detail::tree_levels(std::int64_t{8192} * 8192), 2);
   EXPECT_EQ(fusekit::detail::tree_levels(std::int64_t{8192} * 8192 + 1), 3);
+}
+
+// The GPU runs one tile per block: a level of t tiles gets min(t, resident
+// blocks) blocks, never fewer than min(t, SMs) (an H200 has 132 SMs).
+TEST(DeterministicTree, GridHasOneBlockPerTileUpToTheResidentBlocks) {
+  for (int const sms : {1, 16, 132}) {
+    for (int const per_sm : {1, 8}) {
+      for (int const log2n : {20, 24, 28}) {
+        std::int64_t const n = std::int64_t{1} << log2n;
+        std::int64_t const tiles = fusekit::detail::tree_level_size(n);
+        int const grid = fusekit::detail::tree_level_grid(n, sms, per_sm);
+        EXPECT_GE(grid, std::min<std::int64_t>(tiles, sms)) << "n=2^" << log2n << " sms=" << sms;
+        EXPECT_EQ(grid, std::min<std::int64_t>(tiles, std::int64_t{sms} * per_sm)) << "n=2^" << log2n;
+      }
+    }
+  }
+  EXPECT_EQ(fusekit::detail::tree_level_grid(0, 132, 8), 0);
+  EXPECT_EQ(fusekit::detail::tree_level_grid(1, 132, 8), 1);
+  EXPECT_EQ(fusekit::detail::tree_level_grid(8193, 132, 8), 2);
 }
 
 // Bounds from reduce.hpp's table, for the CPU backend.

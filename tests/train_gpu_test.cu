@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -150,6 +152,63 @@ TEST(GpuPredict, MatchesCpu) {
                    fusekit::matrix<double>(dY.data(), 1000, 11));
   auto const gpu = dY.to_host();
   for (std::size_t i = 0; i < cpu.size(); ++i) { EXPECT_NEAR(gpu[i], cpu[i], 1e-12 * (1 + std::fabs(cpu[i]))); }
+}
+
+// Iteration budgets that are not a multiple of the host's 64-iteration check:
+// the cuBLAS path runs exactly the budget (a partial last batch, no extra one).
+TEST(GpuFit, CublasPathRunsExactlyTheIterationBudget) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(400, 20, 5, 6);
+  for (std::int64_t budget : {1, 63, 64, 65, 200}) {
+    for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+      gd_options o;
+      o.tolerance = 1e-300;
+      o.stall_window = budget + 1;
+      o.max_iterations = budget;
+      o.formulation = f;
+      std::vector<double> Wg, Wc;
+      auto const gpu = gpu_fit(p, Wg, o, 2);
+      auto const cpu = cpu_fit(p, Wc, o);
+      for (const auto& out : gpu.outputs) {
+        EXPECT_EQ(out.status, fit_status::max_iterations) << budget;
+        EXPECT_EQ(out.iterations, budget);
+      }
+      for (std::size_t i = 0; i < Wg.size(); ++i) { EXPECT_NEAR(Wg[i], Wc[i], 1e-9 * (1 + std::fabs(Wc[i]))) << budget; }
+    }
+  }
+}
+
+TEST(GpuFit, OneCublasHandlePerThreadAndDevice) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  cublasHandle_t const first = fusekit::detail::cublas_handle(nullptr);
+  EXPECT_EQ(fusekit::detail::cublas_handle(nullptr), first);
+  cublasHandle_t other = nullptr;
+  std::thread([&] { other = fusekit::detail::cublas_handle(nullptr); }).join();
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, first);
+}
+
+// cuBLAS failures are fusekit::cuda_error naming the status (no device needed).
+TEST(CudaFitErrors, CublasStatusIsACudaErrorWithItsName) {
+  try {
+    FUSEKIT_CUBLAS_TRY(CUBLAS_STATUS_INVALID_VALUE);
+    ADD_FAILURE() << "not thrown";
+  } catch (const fusekit::cuda_error& e) {
+    EXPECT_EQ(e.library_status(), static_cast<int>(CUBLAS_STATUS_INVALID_VALUE));
+    EXPECT_NE(std::string(e.what()).find("cuBLAS call 'CUBLAS_STATUS_INVALID_VALUE' failed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(": CUBLAS_STATUS_INVALID_VALUE ("), std::string::npos) << e.what();
+  }
+}
+
+// K·N = 0: nothing to compute, so nothing is launched (a 0-block grid is a CUDA
+// error) and the device is not even asked for its attributes.
+TEST(CudaPredict, EmptyOutputLaunchesNothing) {
+  std::vector<float> X(12), W(8);
+  EXPECT_NO_THROW(fusekit::predict(fusekit::cuda{}, cmatrix<float>(nullptr, 0, 4), cmatrix<float>(W.data(), 2, 4),
+                                   fusekit::matrix<float>(nullptr, 0, 2)));
+  EXPECT_NO_THROW(fusekit::predict(fusekit::cuda{}, cmatrix<float>(X.data(), 3, 4), cmatrix<float>(nullptr, 0, 4),
+                                   fusekit::matrix<float>(nullptr, 3, 0)));
 }
 
 // Shapes are checked before anything touches the device.

@@ -26,9 +26,8 @@ void run_transform(const call_site& site, const cuda& policy, ::cuda::std::span<
   if (out.empty()) { return; }
   elementwise_plan const plan = plan_for(static_cast<std::int64_t>(out.size()), out.data(), ins.data()...);
   auto const kernel = elementwise_kernel<Out, Op, Ins...>;
-  int const grid = resident_grid(kernel, plan.items(), default_block_size);
-  kernel<<<grid, default_block_size, 0, policy.stream>>>(plan, op, out.data(), ins.data()...);
-  FUSEKIT_CHECK_LAUNCH();
+  launch(kernel, resident_grid(kernel, plan.items(), default_block_size), default_block_size, 0, policy.stream, plan,
+         op, out.data(), ins.data()...);
 }
 
 }  // namespace detail

@@ -6,8 +6,9 @@
 /// * `fusekit::invalid_argument` — a precondition on an argument failed. Thrown
 ///   before anything is launched or written; the message names the argument and
 ///   the constraint.
-/// * `fusekit::cuda_error` — a CUDA runtime call failed. Carries the error code,
-///   the call text, file and line.
+/// * `fusekit::cuda_error` — a CUDA runtime call, or a CUDA library call
+///   (cuBLAS), failed. Carries the error code (or the library's status and its
+///   name), the call text, file and line.
 ///
 /// `FUSEKIT_CUDA_TRY(call)` throws `cuda_error` when `call` does not return
 /// `cudaSuccess` (and clears the error so the next call starts clean);
@@ -31,21 +32,34 @@ class invalid_argument : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// A CUDA runtime call failed.
+/// A CUDA runtime call, or a call of a CUDA library (cuBLAS), failed.
 class cuda_error : public std::runtime_error {
  public:
+  /// A CUDA runtime call returned `code`.
   cuda_error(cudaError_t code, const char* call, const char* file, int line)
-      : std::runtime_error(format(code, call, file, line)), code_(code) {}
+      : std::runtime_error(format("CUDA", cudaGetErrorName(code), cudaGetErrorString(code), call, file, line)),
+        code_(code) {}
 
-  /// The CUDA error code the call returned.
+  /// A call of CUDA library `library` ("cuBLAS") returned `status`, named `status_name`.
+  cuda_error(const char* library, int status, const char* status_name, const char* description, const char* call,
+             const char* file, int line)
+      : std::runtime_error(format(library, status_name, description, call, file, line)),
+        code_(cudaErrorUnknown),
+        library_status_(status) {}
+
+  /// The CUDA runtime's error code; `cudaErrorUnknown` when a library call failed.
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  /// The library's status code when a library call failed (e.g. a `cublasStatus_t`), else 0.
+  [[nodiscard]] int library_status() const noexcept { return library_status_; }
 
  private:
-  static std::string format(cudaError_t code, const char* call, const char* file, int line) {
-    return std::string("fusekit: CUDA call '") + call + "' failed at " + file + ":" + std::to_string(line) +
-           ": " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
+  static std::string format(const char* library, const char* name, const char* description, const char* call,
+                            const char* file, int line) {
+    return std::string("fusekit: ") + library + " call '" + call + "' failed at " + file + ":" +
+           std::to_string(line) + ": " + name + " (" + description + ")";
   }
   cudaError_t code_;
+  int library_status_ = 0;
 };
 
 }  // namespace fusekit

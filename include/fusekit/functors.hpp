@@ -24,9 +24,15 @@
 ///
 /// and the composed functor takes 1 + (number of binary stages) inputs. A stage
 /// that is callable both ways declares `static constexpr int arity = 1` or `2`.
+///
+/// `mul_rn(a, b)` and `add_rn(a, b)` are one IEEE round-to-nearest product and
+/// sum that no compiler fuses into a multiply-add (nvcc does by default with a
+/// plain `a * b + c`; the host compiler usually does not): an op written with
+/// them gives the same bits on the host and the device (see reduce.hpp).
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/numeric.hpp>
+#include <fusekit/detail/rounding.hpp>
 #include <fusekit/detail/tanh.hpp>
 
 #include <cuda/std/tuple>
@@ -36,6 +42,18 @@
 #include <utility>
 
 namespace fusekit {
+
+/// a · b, rounded once, never fused with an addition (float, double, integers wrap).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
+  return detail::mul_rn(a, b);
+}
+
+/// a + b, rounded once, never fused with a product (float, double, integers wrap).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T add_rn(T a, T b) {
+  return detail::add_rn(a, b);
+}
 
 /// x / scale. `normalize{255.0f}` maps greyscales in [0, 255] to [0, 1].
 template <class S>

@@ -93,17 +93,17 @@ __global__ void __launch_bounds__(tree_lanes) tree_level_kernel(Src src, std::in
     }
     Acc acc = Acc(0);
 #pragma unroll
-    for (int k = 0; k < tree_per_lane; ++k) { acc = acc + v[k]; }
+    for (int k = 0; k < tree_per_lane; ++k) { acc = add_rn(acc, v[k]); }
     lanes[l] = acc;
     __syncthreads();
     for (int s = tree_lanes / 2; s >= 32; s /= 2) {
-      if (l < s) { lanes[l] = lanes[l] + lanes[l + s]; }
+      if (l < s) { lanes[l] = add_rn(lanes[l], lanes[l + s]); }
       __syncthreads();
     }
     if (l < 32) {
       Acc x = lanes[l];
 #pragma unroll
-      for (int s = 16; s >= 1; s /= 2) { x = x + __shfl_down_sync(0xffffffffu, x, s); }
+      for (int s = 16; s >= 1; s /= 2) { x = add_rn(x, __shfl_down_sync(0xffffffffu, x, s)); }
       if (l == 0) { partials[t] = x; }
     }
     __syncthreads();  // lanes is reused by the next tile
@@ -195,9 +195,19 @@ class temp_storage {
   std::byte* data_ = nullptr;
 };
 
-template <class Kernel>
-int reduce_grid(Kernel kernel, std::int64_t items, int block, int grid_override) {
-  return grid_override > 0 ? grid_override : resident_grid(kernel, items, block);
+/// Grid of a kernel in which each thread takes one value; `grid_override` (> 0) wins.
+template <class... Params>
+int reduce_grid(void (*kernel)(Params...), std::int64_t n, int block, int grid_override) {
+  return grid_override > 0 ? grid_override : resident_grid(kernel, n, block);
+}
+
+/// Grid of one tree level over n values: one block per tile (tree_level_grid).
+template <class... Params>
+int tree_grid(void (*kernel)(Params...), std::int64_t n, int grid_override) {
+  if (grid_override > 0) { return grid_override; }
+  int const device = current_device();
+  return tree_level_grid(n, attributes_of(device).sm_count,
+                         resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), tree_lanes, 0, device));
 }
 
 template <class Acc, class Src>
@@ -207,15 +217,12 @@ void gpu_tree_sum(const Src& src, std::int64_t n, Acc* out, std::byte* temp, cud
                            reinterpret_cast<Acc*>(temp + align_up(static_cast<std::size_t>(m) * sizeof(Acc)))};
   Acc* level = m == 1 ? out : buffers[0];
   auto const first = tree_level_kernel<Acc, Src>;
-  first<<<reduce_grid(first, m, tree_lanes, grid_override), tree_lanes, 0, stream>>>(src, n, level);
-  FUSEKIT_CHECK_LAUNCH();
+  launch(first, tree_grid(first, n, grid_override), tree_lanes, 0, stream, src, n, level);
   for (int b = 1; m > 1; b ^= 1) {
     std::int64_t const next = tree_level_size(m);
     Acc* const dst = next == 1 ? out : buffers[b];
     auto const kernel = tree_level_kernel<Acc, array_source<Acc, Acc>>;
-    kernel<<<reduce_grid(kernel, next, tree_lanes, grid_override), tree_lanes, 0, stream>>>(
-        array_source<Acc, Acc>{level}, m, dst);
-    FUSEKIT_CHECK_LAUNCH();
+    launch(kernel, tree_grid(kernel, m, grid_override), tree_lanes, 0, stream, array_source<Acc, Acc>{level}, m, dst);
     level = dst;
     m = next;
   }
@@ -237,15 +244,15 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
     case reduce_algorithm::naive_atomic: {
       FUSEKIT_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
       auto const kernel = naive_atomic_kernel<Acc, Src>;
-      kernel<<<reduce_grid(kernel, n, default_block_size, grid_override), default_block_size, 0, stream>>>(src, n, out);
-      FUSEKIT_CHECK_LAUNCH();
+      launch(kernel, reduce_grid(kernel, n, default_block_size, grid_override), default_block_size, 0, stream, src, n,
+             out);
       break;
     }
     case reduce_algorithm::block_atomic: {
       FUSEKIT_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
       auto const kernel = block_atomic_kernel<Acc, Src>;
-      kernel<<<reduce_grid(kernel, n, block_atomic_threads, grid_override), block_atomic_threads, 0, stream>>>(src, n, out);
-      FUSEKIT_CHECK_LAUNCH();
+      launch(kernel, reduce_grid(kernel, n, block_atomic_threads, grid_override), block_atomic_threads, 0, stream, src,
+             n, out);
       break;
     }
     case reduce_algorithm::cub: {
@@ -265,7 +272,9 @@ void run_reduce_sum(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc
                     ::cuda::std::span<std::byte> workspace = {}) {
   check_reduce("fusekit::reduce_sum", in, out);
   if (workspace.data() != nullptr) {
-    expect_disjoint("fusekit::reduce_sum", describe("workspace", workspace), describe("in", in));
+    named_range const w = describe("workspace", workspace);
+    expect_disjoint("fusekit::reduce_sum", w, describe("in", in));
+    expect_disjoint("fusekit::reduce_sum", w, named_range{"out", reinterpret_cast<std::uintptr_t>(out), 1, sizeof(Acc)});
   }
   gpu_reduce(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), out,
              algorithm, workspace, "fusekit::reduce_sum");

@@ -38,6 +38,21 @@
 ///
 /// Sizes: n = 0 gives 0; n above 2^31 works (64-bit indices); NaN and ±inf
 /// propagate as IEEE addition says (inf + −inf = NaN).
+///
+/// **Same bits with an op (`transform_reduce`, `deterministic`).** The tree's
+/// additions are the same on every backend, and never fused with a product the
+/// op returns (they are `add_rn`), so `op = a·b` (`weigh`) sums to the same bits
+/// on the GPU and the CPU. The values op(ins[i]...) themselves are the same bits
+/// when the two compilers emit the same IEEE operations for op. nvcc fuses a
+/// multiply feeding an add *inside* op into one `fma` by default (`--fmad=true`);
+/// the host compiler does so only for a target with FMA instructions (`-mfma`,
+/// `-march=haswell` or later, AArch64) under contraction (gcc's default in GNU
+/// modes). So an op such as `a * b + c` may differ in its last bit, and with it
+/// the sum. To keep the bits equal, write the multiply-add as
+/// `fusekit::add_rn(fusekit::mul_rn(a, b), c)` (two roundings everywhere), or
+/// build the device code with `--fmad=false`. Library math functions differ
+/// between the CUDA math library and the host's libm; fusekit's own functors
+/// (`normalize`, `weigh`, `tanh_activate`) run the same code on both sides.
 
 #include <fusekit/config.hpp>
 #include <fusekit/cpu/reduce.hpp>

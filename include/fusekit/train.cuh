@@ -4,23 +4,29 @@
 /// GPU backend of the trainer (see train.hpp for the contract). Link
 /// `fusekit::train` (fusekit plus cuBLAS) to use it.
 ///
-/// * Single launch: when A = XᵀX and one output's state fit in shared memory
-///   (about L ≤ 160 in double, L ≤ 230 in float on an H100/H200), ONE kernel
-///   runs the whole fit: each block builds A and b_n, finds the learning rate,
-///   and iterates its output to the end, with no host round trip.
-/// * cuBLAS: otherwise A and B (GEMM) once, then per iteration one GEMM for all
-///   outputs' gradients and one update kernel that keeps each output's state and
-///   stopping flags on the device; the host looks at the number of outputs still
-///   running every `check_every` iterations only.
+/// Both paths build A = XᵀX (and, for the Gram formulation, B = YᵀX) once with
+/// cuBLAS, and find the automatic learning rate once, by the power iteration on
+/// A in one block, without a host round trip. Then:
 ///
+/// * single launch: when A and one output's state fit in shared memory (about
+///   L ≤ 160 in double, L ≤ 230 in float on an H100/H200), ONE kernel runs every
+///   iteration of every output: block n copies A and b_n into its shared memory
+///   and iterates output n to the end.
+/// * cuBLAS: otherwise, per iteration one GEMM for all outputs' gradients (two
+///   for `direct`) and one update kernel that keeps each output's state and
+///   stopping flags on the device. Iterations run in batches of 64 — the first
+///   launched one by one, the others replayed from a CUDA graph — and the host
+///   reads how many outputs still run after each batch's last step only.
+///
+/// The cuBLAS handle is the calling thread's, cached per device (detail/cublas.cuh).
 /// `fit` returns a host report, so it synchronizes the policy's stream.
 
+#include <fusekit/detail/cublas.cuh>
 #include <fusekit/detail/gd.hpp>
 #include <fusekit/detail/launch.cuh>
 #include <fusekit/reduce.cuh>
 #include <fusekit/train.hpp>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -30,19 +36,9 @@
 namespace fusekit {
 namespace detail {
 
-#define FUSEKIT_CUBLAS_TRY(call)                                                                           \
-  do {                                                                                                     \
-    cublasStatus_t const fusekit_cublas_status_ = (call);                                                  \
-    if (fusekit_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                 \
-      throw std::runtime_error(std::string("fusekit: cuBLAS call '") + #call + "' failed at " + __FILE__ + \
-                               ":" + std::to_string(__LINE__) + " with status " +                          \
-                               std::to_string(static_cast<int>(fusekit_cublas_status_)));                 \
-    }                                                                                                      \
-  } while (0)
-
 /// What the kernels need of gd_options, by value.
 struct gd_kernel_options {
-  double learning_rate;  ///< ≤ 0: automatic
+  double learning_rate;  ///< ≤ 0: automatic (read from the device, where the power iteration wrote it)
   double tolerance;
   std::int64_t max_iterations;
   std::int64_t stall_window;
@@ -59,10 +55,11 @@ struct device_output_report {
 
 /// Sum over a block of one value per thread, in a fixed order (the same bits
 /// every run): warps by shuffles, then warp sums in order by thread 0.
+/// `scratch` holds 33 values.
 template <class T>
 __device__ T block_sum(T v, T* scratch) {
   for (int s = 16; s >= 1; s /= 2) { v += __shfl_down_sync(0xffffffffu, v, s); }
-  int const warp = threadIdx.x / 32;
+  int const warp = static_cast<int>(threadIdx.x / 32);
   if (threadIdx.x % 32 == 0) { scratch[warp] = v; }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -76,75 +73,77 @@ __device__ T block_sum(T v, T* scratch) {
   return total;
 }
 
-/// Shared memory of the single-launch kernel for L unknowns.
-template <class T>
-constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
-  return static_cast<std::size_t>(L * L + 5 * L) * sizeof(T) + static_cast<std::size_t>(2 * L + 40) * sizeof(double);
+/// The learning rate in effect: given, or the automatic one on the device.
+__device__ inline double learning_rate_of(const gd_kernel_options& o, const double* automatic) {
+  return o.learning_rate > 0 ? o.learning_rate : *automatic;
 }
 
-/// The whole fit of output blockIdx.x, in one block (Gram formulation).
+/// 1/λ into *rate, λ from the power iteration on the symmetric L × L matrix A
+/// in one block: the loop of `power_iteration` in train.hpp, in double. v and u
+/// are L doubles of scratch each. A is read by columns (A[j·L + i] for thread i):
+/// coalesced, and the same values as rows since A is symmetric.
 template <class T>
-__global__ void fit_single_launch_kernel(const T* X, const T* Y, T* W, std::int64_t K, std::int64_t L, std::int64_t N,
-                                         gd_kernel_options o, device_output_report* report, double* learning_rate) {
+__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* rate) {
+  __shared__ double scratch[40];
+  std::int64_t const t = threadIdx.x;
+  std::int64_t const threads = blockDim.x;
+  for (std::int64_t i = t; i < L; i += threads) { v[i] = 1.0 / sqrt(static_cast<double>(L)); }
+  __syncthreads();
+  double lambda = 0;
+  for (int it = 0; it < 1000; ++it) {
+    double dot = 0, norm2 = 0;
+    for (std::int64_t i = t; i < L; i += threads) {
+      double s = 0;
+      for (std::int64_t j = 0; j < L; ++j) { s += static_cast<double>(A[j * L + i]) * v[j]; }
+      u[i] = s;
+      dot += v[i] * s;
+      norm2 += s * s;
+    }
+    dot = block_sum(dot, scratch);
+    norm2 = block_sum(norm2, scratch);
+    double const before = lambda;
+    lambda = dot;
+    if (!(norm2 > 0)) { break; }
+    double const inv = 1.0 / sqrt(norm2);
+    for (std::int64_t i = t; i < L; i += threads) { v[i] = u[i] * inv; }
+    __syncthreads();
+    if (it > 0 && fabs(lambda - before) <= 1e-10 * lambda) { break; }
+  }
+  if (t == 0) { *rate = 1.0 / lambda; }
+}
+
+/// Shared memory of the single-launch kernel for L unknowns: block sums, A, and
+/// b, w, the previous w, the extrapolated point and the gradient.
+template <class T>
+constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
+  return 40 * sizeof(double) + static_cast<std::size_t>(L * L + 5 * L) * sizeof(T);
+}
+
+/// Every iteration of output blockIdx.x (Gram formulation), in one block, from
+/// A (L × L) and B (N × L, row n = b_n) built once.
+template <class T>
+__global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, gd_kernel_options o,
+                                         const double* automatic_rate, device_output_report* report) {
   extern __shared__ double shared[];
-  double* const v = shared;             // power iteration, L
-  double* const u = v + L;              // power iteration, L
-  double* const scratch = u + L;        // 40: block sums
-  T* const A = reinterpret_cast<T*>(scratch + 40);
-  T* const b = A + L * L;
+  double* const scratch = shared;  // 40: block sums
+  T* const a = reinterpret_cast<T*>(scratch + 40);
+  T* const b = a + L * L;
   T* const w = b + L;
   T* const previous = w + L;
   T* const point = previous + L;
   T* const g = point + L;
   std::int64_t const n = blockIdx.x;
-  int const t = static_cast<int>(threadIdx.x);
-  int const threads = static_cast<int>(blockDim.x);
+  std::int64_t const t = threadIdx.x;
+  std::int64_t const threads = blockDim.x;
 
-  // A = XᵀX and b = Xᵀ y_n, sums over k in order.
-  for (std::int64_t idx = t; idx < L * L; idx += threads) {
-    std::int64_t const i = idx / L, j = idx % L;
-    T s = T(0);
-    for (std::int64_t k = 0; k < K; ++k) { s = s + X[k * L + i] * X[k * L + j]; }
-    A[idx] = s;
-  }
+  for (std::int64_t idx = t; idx < L * L; idx += threads) { a[idx] = A[idx]; }
   for (std::int64_t i = t; i < L; i += threads) {
-    T s = T(0);
-    for (std::int64_t k = 0; k < K; ++k) { s = s + X[k * L + i] * Y[k * N + n]; }
-    b[i] = s;
+    b[i] = B[n * L + i];
     w[i] = initial_weight<T>(static_cast<gd_init>(o.init), o.seed, n, i, L, W[n * L + i]);
     previous[i] = w[i];
   }
   __syncthreads();
-
-  // Learning rate: given, or 1/λ from the same power iteration as the CPU's.
-  double lr = o.learning_rate;
-  if (lr <= 0) {
-    for (std::int64_t i = t; i < L; i += threads) { v[i] = 1.0 / sqrt(static_cast<double>(L)); }
-    __syncthreads();
-    double lambda = 0;
-    for (int it = 0; it < 1000; ++it) {
-      double dot = 0, norm2 = 0;
-      for (std::int64_t i = t; i < L; i += threads) {
-        double s = 0;
-        for (std::int64_t j = 0; j < L; ++j) { s += static_cast<double>(A[i * L + j]) * v[j]; }
-        u[i] = s;
-        dot += v[i] * s;
-        norm2 += s * s;
-      }
-      dot = block_sum(dot, scratch);
-      norm2 = block_sum(norm2, scratch);
-      double const before = lambda;
-      lambda = dot;
-      if (!(norm2 > 0)) { break; }
-      double const inv = 1.0 / sqrt(norm2);
-      for (std::int64_t i = t; i < L; i += threads) { v[i] = u[i] * inv; }
-      __syncthreads();
-      if (it > 0 && fabs(lambda - before) <= 1e-10 * lambda) { break; }
-    }
-    lr = 1.0 / lambda;
-  }
-  if (n == 0 && t == 0) { *learning_rate = lr; }
-  T const step = static_cast<T>(lr);
+  T const step = static_cast<T>(learning_rate_of(o, automatic_rate));
 
   gd_monitor<T> monitor{static_cast<T>(o.tolerance), o.stall_window};
   nesterov_state momentum;
@@ -157,10 +156,12 @@ __global__ void fit_single_launch_kernel(const T* X, const T* Y, T* W, std::int6
       __syncthreads();
       at = point;
     }
+    // grad_i = Σ_j A[i, j] at[j] − b_i, read as A[j, i] (A is symmetric): consecutive
+    // threads read consecutive words, so a warp hits 32 different banks.
     T part = T(0);
     for (std::int64_t i = t; i < L; i += threads) {
       T s = T(0);
-      for (std::int64_t j = 0; j < L; ++j) { s = s + A[i * L + j] * at[j]; }
+      for (std::int64_t j = 0; j < L; ++j) { s = s + a[j * L + i] * at[j]; }
       g[i] = s - b[i];
       part = part + g[i] * g[i];
     }
@@ -216,11 +217,14 @@ __global__ void init_outputs_kernel(output_state<T>* state, T* W, T* previous, T
   }
 }
 
-/// One iteration for every running output, after G holds the gradients at
-/// `point` (row n of each matrix is output n). Writes the next point.
+/// One iteration for every running output, after G holds A·point (Gram: the
+/// gradient is G − B) or the gradient itself (direct: B is null); row n of each
+/// matrix is output n. Writes the next point. `running_count` (when not null)
+/// counts the outputs still running after this step.
 template <class T>
-__global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous, T* point, const T* G,
-                                      std::int64_t L, T lr, gd_kernel_options o, int* running_count) {
+__global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous, T* point, const T* G, const T* B,
+                                      std::int64_t L, gd_kernel_options o, const double* automatic_rate,
+                                      int* running_count) {
   __shared__ double scratch[40];
   std::int64_t const n = blockIdx.x;
   output_state<T>& s = state[n];
@@ -228,9 +232,15 @@ __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous,
   T* const w = W + n * L;
   T* const prev = previous + n * L;
   T* const pt = point + n * L;
-  const T* const g = G + n * L;
+  const T* const gn = G + n * L;
+  const T* const bn = B != nullptr ? B + n * L : nullptr;
+  auto const grad = [&](std::int64_t i) { return bn != nullptr ? gn[i] - bn[i] : gn[i]; };
+  T const lr = static_cast<T>(learning_rate_of(o, automatic_rate));
   T part = T(0);
-  for (std::int64_t i = threadIdx.x; i < L; i += blockDim.x) { part = part + g[i] * g[i]; }
+  for (std::int64_t i = threadIdx.x; i < L; i += blockDim.x) {
+    T const g = grad(i);
+    part = part + g * g;
+  }
   T const g2 = block_sum(part, reinterpret_cast<T*>(scratch));
   std::int64_t const it = s.report.iterations;
   gd_monitor<T> monitor = s.monitor;  // a copy per thread: the same state, the same answer
@@ -239,8 +249,9 @@ __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous,
   if (stop < 0) {
     T uphill = T(0);
     for (std::int64_t i = threadIdx.x; i < L; i += blockDim.x) {
-      T const next = pt[i] - lr * g[i];
-      uphill = uphill + g[i] * (next - w[i]);
+      T const g = grad(i);
+      T const next = pt[i] - lr * g;
+      uphill = uphill + g * (next - w[i]);
       prev[i] = w[i];
       w[i] = next;
     }
@@ -266,37 +277,9 @@ __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous,
     if (stop >= 0) {
       s.report.status = stop;  // diverged and stalled stop before the update: iterations stays `it`
       s.running = 0;
-    } else {
-      atomicAdd(running_count, 1);  // nonzero while any output runs
+    } else if (running_count != nullptr) {
+      atomicAdd(running_count, 1);
     }
-  }
-}
-
-/// cuBLAS handle bound to a stream, released on scope exit.
-class cublas_handle {
- public:
-  explicit cublas_handle(cudaStream_t stream) {
-    FUSEKIT_CUBLAS_TRY(cublasCreate(&handle_));
-    FUSEKIT_CUBLAS_TRY(cublasSetStream(handle_, stream));
-  }
-  cublas_handle(const cublas_handle&) = delete;
-  cublas_handle& operator=(const cublas_handle&) = delete;
-  ~cublas_handle() { cublasDestroy(handle_); }
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_{};
-};
-
-/// Column-major GEMM C = alpha·op(A)·op(B) + beta·C in T.
-template <class T>
-void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m, std::int64_t n,
-          std::int64_t k, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-          std::int64_t ldc) {
-  if constexpr (std::is_same_v<T, double>) {
-    FUSEKIT_CUBLAS_TRY(cublasDgemm(h, ta, tb, int(m), int(n), int(k), &alpha, A, int(lda), B, int(ldb), &beta, C, int(ldc)));
-  } else {
-    FUSEKIT_CUBLAS_TRY(cublasSgemm(h, ta, tb, int(m), int(n), int(k), &alpha, A, int(lda), B, int(ldb), &beta, C, int(ldc)));
   }
 }
 
@@ -304,8 +287,10 @@ void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int
 template <class T>
 class stream_buffer {
  public:
-  stream_buffer(std::size_t n, cudaStream_t stream) : stream_(stream) {
-    if (n > 0) { FUSEKIT_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), n * sizeof(T), stream)); }
+  stream_buffer(std::int64_t n, cudaStream_t stream) : stream_(stream) {
+    if (n > 0) {
+      FUSEKIT_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), static_cast<std::size_t>(n) * sizeof(T), stream));
+    }
   }
   stream_buffer(const stream_buffer&) = delete;
   stream_buffer& operator=(const stream_buffer&) = delete;
@@ -319,102 +304,138 @@ class stream_buffer {
   cudaStream_t stream_;
 };
 
+/// A CUDA graph captured once and launched many times; destroyed on scope exit.
+class captured_graph {
+ public:
+  captured_graph() = default;
+  captured_graph(const captured_graph&) = delete;
+  captured_graph& operator=(const captured_graph&) = delete;
+  ~captured_graph() {
+    if (exec_ != nullptr) { FUSEKIT_CUDA_TRY_NO_THROW(cudaGraphExecDestroy(exec_)); }
+  }
+
+  [[nodiscard]] bool empty() const { return exec_ == nullptr; }
+
+  /// Records what `enqueue(stream)` issues, on a stream of its own (the caller's
+  /// may be the legacy default stream, which cannot be captured).
+  template <class Enqueue>
+  void capture(Enqueue enqueue) {
+    cudaStream_t side = nullptr;
+    FUSEKIT_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    cudaGraph_t graph = nullptr;
+    try {
+      FUSEKIT_CUDA_TRY(cudaStreamBeginCapture(side, cudaStreamCaptureModeThreadLocal));
+      try {
+        enqueue(side);
+      } catch (...) {
+        if (cudaStreamEndCapture(side, &graph) != cudaSuccess) { (void)cudaGetLastError(); }
+        throw;
+      }
+      FUSEKIT_CUDA_TRY(cudaStreamEndCapture(side, &graph));
+      FUSEKIT_CUDA_TRY(cudaGraphInstantiate(&exec_, graph, 0));
+    } catch (...) {
+      if (graph != nullptr) { FUSEKIT_CUDA_TRY_NO_THROW(cudaGraphDestroy(graph)); }
+      FUSEKIT_CUDA_TRY_NO_THROW(cudaStreamDestroy(side));
+      throw;
+    }
+    FUSEKIT_CUDA_TRY_NO_THROW(cudaGraphDestroy(graph));
+    FUSEKIT_CUDA_TRY_NO_THROW(cudaStreamDestroy(side));
+  }
+
+  void launch(cudaStream_t stream) const { FUSEKIT_CUDA_TRY(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Threads per output in the iteration kernels: a warp per 32 unknowns, at most 8 warps.
 inline int train_block_size(std::int64_t L) {
   std::int64_t const warps = (L + 31) / 32;
   return static_cast<int>(32 * (warps < 8 ? warps : 8));
 }
 
+/// Threads of the power iteration's one block: a warp per 32 unknowns, at most 32 warps.
+inline int power_block_size(std::int64_t L) {
+  std::int64_t const warps = (L + 31) / 32;
+  return static_cast<int>(32 * (warps < 32 ? warps : 32));
+}
+
+/// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
+/// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.
 template <class T>
-fit_report gpu_fit_cublas(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                          const gd_kernel_options& ko, gd_formulation formulation) {
-  cudaStream_t const stream = policy.stream;
+void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A, T* B) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  cublas_handle const handle(stream);
-  cublasHandle_t const h = handle.get();
-  bool const gram = formulation == gd_formulation::gram;
-  // Row-major M (r × c) is column-major Mᶜ = Mᵀ (c × r): X is Xᶜ (L × K), W and the
-  // point P are (L × N), Y is Yᶜ (N × K), the gradients G are Gᶜ (L × N).
-  stream_buffer<T> A(gram ? L * L : 0, stream), B(gram ? N * L : 0, stream), D(gram ? 0 : K * N, stream);
-  stream_buffer<T> previous(N * L, stream), point(N * L, stream), G(N * L, stream);
+  gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, K, T(1), X.data_handle(), L, X.data_handle(), L, T(0), A, L);
+  if (B != nullptr) {
+    gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), X.data_handle(), L, Y.data_handle(), N, T(0), B, L);
+  }
+}
+
+/// Every iteration of the cuBLAS path; returns each output's report.
+template <class T>
+std::vector<output_state<T>> cublas_iterations(cudaStream_t stream, cublasHandle_t h, matrix<const T> X,
+                                               matrix<const T> Y, matrix<T> W, const T* A, const T* B,
+                                               const double* rate, const gd_options& o, const gd_kernel_options& ko) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  bool const gram = B != nullptr;
+  stream_buffer<T> D(gram ? 0 : K * N, stream), previous(N * L, stream), point(N * L, stream), G(N * L, stream);
   stream_buffer<output_state<T>> state(N, stream);
   stream_buffer<int> running(1, stream);
-  const T* x = X.data_handle();
-  const T* y = Y.data_handle();
-  if (gram) {
-    gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, K, T(1), x, L, x, L, T(0), A.get(), L);  // Aᶜ = Xᶜ Xᶜᵀ = XᵀX
-    gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, y, N, T(0), B.get(), L);  // Bᶜ (L × N) = Xᵀ Y
-  }
-  fit_report report;
-  report.formulation = formulation;
-  report.path = "cublas";
-  if (o.learning_rate) {
-    report.learning_rate = *o.learning_rate;
-  } else {
-    // λmax from the host power iteration on A (L × L, copied once), the CPU's own routine.
-    std::vector<T> a_host(static_cast<std::size_t>(L * L));
-    if (gram) {
-      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(a_host.data(), A.get(), L * L * sizeof(T), cudaMemcpyDeviceToHost, stream));
-    } else {
-      stream_buffer<T> a(L * L, stream);
-      gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, K, T(1), x, L, x, L, T(0), a.get(), L);
-      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(a_host.data(), a.get(), L * L * sizeof(T), cudaMemcpyDeviceToHost, stream));
-    }
-    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
-    report.learning_rate = 1.0 / power_iteration(L, [&](const double* v, double* u) {
-      for (std::int64_t i = 0; i < L; ++i) {
-        double s = 0;
-        for (std::int64_t j = 0; j < L; ++j) { s += static_cast<double>(a_host[i * L + j]) * v[j]; }
-        u[i] = s;
-      }
-    });
-  }
-  auto const lr = static_cast<T>(report.learning_rate);
   int const block = train_block_size(L);
-  init_outputs_kernel<T><<<N, block, 0, stream>>>(state.get(), W.data_handle(), previous.get(), point.get(), L, ko);
-  FUSEKIT_CHECK_LAUNCH();
-  constexpr std::int64_t check_every = 64;
-  int running_host = static_cast<int>(N);
-  for (std::int64_t done = 0; done < o.max_iterations && running_host > 0; done += check_every) {
-    FUSEKIT_CUDA_TRY(cudaMemsetAsync(running.get(), 0, sizeof(int), stream));
-    std::int64_t const batch = o.max_iterations - done < check_every ? o.max_iterations - done : check_every;
-    for (std::int64_t b = 0; b < batch; ++b) {
+  launch(init_outputs_kernel<T>, N, block, 0, stream, state.get(), W.data_handle(), previous.get(), point.get(), L, ko);
+
+  // One batch: `iterations` steps; only the last counts the outputs still running.
+  auto const enqueue_batch = [&](cudaStream_t s, std::int64_t iterations) {
+    FUSEKIT_CUBLAS_TRY(cublasSetStream(h, s));
+    FUSEKIT_CUDA_TRY(cudaMemsetAsync(running.get(), 0, sizeof(int), s));
+    const T* x = X.data_handle();
+    for (std::int64_t b = 0; b < iterations; ++b) {
       if (gram) {
-        // Gᶜ (L × N) = Aᶜ Pᶜ − Bᶜ, A symmetric.
-        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(G.get(), B.get(), N * L * sizeof(T), cudaMemcpyDeviceToDevice, stream));
-        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A.get(), L, point.get(), L, T(-1), G.get(), L);
+        // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the update subtracts b_n.
+        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, point.get(), L, T(0), G.get(), L);
       } else {
         // D = X Pᵀ − Y (K × N), as Dᶜ = Pᶜᵀ Xᶜ − Yᶜ (N × K); then Gᶜ = Xᶜ Dᶜᵀ (L × N).
-        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(D.get(), y, K * N * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(D.get(), Y.data_handle(), static_cast<std::size_t>(K * N) * sizeof(T),
+                                         cudaMemcpyDeviceToDevice, s));
         gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), point.get(), L, x, L, T(-1), D.get(), N);
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, D.get(), N, T(0), G.get(), L);
       }
-      update_outputs_kernel<T><<<N, block, 0, stream>>>(state.get(), W.data_handle(), previous.get(), point.get(),
-                                                        G.get(), L, lr, ko, running.get());
-      FUSEKIT_CHECK_LAUNCH();
+      launch(update_outputs_kernel<T>, N, block, 0, s, state.get(), W.data_handle(), previous.get(), point.get(),
+             static_cast<const T*>(G.get()), B, L, ko, rate, b + 1 == iterations ? running.get() : nullptr);
     }
-    // Every launch of the batch added the outputs still running: nonzero while any runs.
+  };
+
+  constexpr std::int64_t check_every = 64;
+  captured_graph full_batch;
+  int running_host = 1;
+  for (std::int64_t done = 0; done < o.max_iterations && running_host > 0;) {
+    std::int64_t const batch = o.max_iterations - done < check_every ? o.max_iterations - done : check_every;
+    if (batch == check_every && done > 0) {  // the first batch also warms cuBLAS up before a capture
+      if (full_batch.empty()) {
+        full_batch.capture([&](cudaStream_t s) { enqueue_batch(s, check_every); });
+      }
+      full_batch.launch(stream);
+    } else {
+      enqueue_batch(stream, batch);
+    }
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&running_host, running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+    done += batch;
   }
+  FUSEKIT_CUBLAS_TRY(cublasSetStream(h, stream));
   std::vector<output_state<T>> states(static_cast<std::size_t>(N));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(states.data(), state.get(), N * sizeof(output_state<T>), cudaMemcpyDeviceToHost, stream));
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(states.data(), state.get(), states.size() * sizeof(output_state<T>),
+                                   cudaMemcpyDeviceToHost, stream));
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
-  report.outputs.resize(static_cast<std::size_t>(N));
-  for (std::int64_t n = 0; n < N; ++n) {
-    report.outputs[n] = {states[n].report.iterations, states[n].report.grad_norm2,
-                         static_cast<fit_status>(states[n].report.status)};
-  }
-  return report;
+  return states;
 }
 
-/// Which GPU path `fit` takes: "single_launch" when the Gram state fits in shared memory.
+/// Whether the single-launch path fits: A and one output's state in the shared
+/// memory a block may opt in to on the current device.
 template <class T>
 bool single_launch_fits(std::int64_t L) {
-  int device = 0;
-  FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
-  int optin = 0;
-  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return single_launch_shared_bytes<T>(L) <= static_cast<std::size_t>(optin);
+  return single_launch_shared_bytes<T>(L) <=
+         static_cast<std::size_t>(attributes_of(current_device()).max_shared_per_block_optin);
 }
 
 /// Forces a path, for tests and benchmarks: 0 = automatic, 1 = single launch, 2 = cuBLAS.
@@ -422,33 +443,52 @@ template <class T>
 fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                    int forced_path) {
   check_fit(policy, X, Y, W, o);
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  cudaStream_t const stream = policy.stream;
   gd_kernel_options const ko{o.learning_rate ? *o.learning_rate : 0.0, o.tolerance, o.max_iterations, o.stall_window,
                              o.seed, static_cast<int>(o.init), o.method == gd_method::nesterov ? 1 : 0};
-  gd_formulation const formulation = resolve_formulation(o.formulation, K, L);
+  gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
   bool const single = forced_path == 1 || (forced_path == 0 && formulation == gd_formulation::gram && single_launch_fits<T>(L));
-  if (!single) { return gpu_fit_cublas(policy, X, Y, W, o, ko, formulation); }
-  FUSEKIT_EXPECTS(single_launch_fits<T>(L), "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " +
-                                                std::to_string(L) + " is too large on this device");
-  std::size_t const shared = single_launch_shared_bytes<T>(L);
-  auto const kernel = fit_single_launch_kernel<T>;
-  FUSEKIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-  stream_buffer<device_output_report> reports(N, policy.stream);
-  stream_buffer<double> lr(1, policy.stream);
-  kernel<<<N, train_block_size(L), shared, policy.stream>>>(X.data_handle(), Y.data_handle(), W.data_handle(), K, L, N,
-                                                             ko, reports.get(), lr.get());
-  FUSEKIT_CHECK_LAUNCH();
-  std::vector<device_output_report> host(static_cast<std::size_t>(N));
+  if (single) {
+    FUSEKIT_EXPECTS(single_launch_fits<T>(L), "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " +
+                                                  std::to_string(L) + " is too large on this device");
+  }
+  bool const gram = single || formulation == gd_formulation::gram;
+
+  cublasHandle_t const h = cublas_handle(stream);
+  stream_buffer<T> A(L * L, stream), B(gram ? N * L : 0, stream);
+  gram_matrices<T>(h, X, Y, A.get(), B.get());
+  stream_buffer<double> rate(1, stream), power_vectors(o.learning_rate ? 0 : 2 * L, stream);
+  if (!o.learning_rate) {
+    launch(power_iteration_kernel<T>, 1, power_block_size(L), 0, stream, static_cast<const T*>(A.get()), L,
+           power_vectors.get(), power_vectors.get() + L, rate.get());
+  }
+
+  std::vector<device_output_report> reports(static_cast<std::size_t>(N));
+  if (single) {
+    std::size_t const shared = single_launch_shared_bytes<T>(L);
+    auto const kernel = fit_single_launch_kernel<T>;
+    FUSEKIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+    stream_buffer<device_output_report> d_reports(N, stream);
+    launch(kernel, N, train_block_size(L), shared, stream, static_cast<const T*>(A.get()), static_cast<const T*>(B.get()),
+           W.data_handle(), L, ko, static_cast<const double*>(rate.get()), d_reports.get());
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(reports.data(), d_reports.get(), reports.size() * sizeof(device_output_report),
+                                     cudaMemcpyDeviceToHost, stream));
+  } else {
+    auto const states = cublas_iterations<T>(stream, h, X, Y, W, A.get(), gram ? B.get() : nullptr, rate.get(), o, ko);
+    for (std::size_t n = 0; n < states.size(); ++n) { reports[n] = states[n].report; }
+  }
   fit_report report;
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host.data(), reports.get(), N * sizeof(device_output_report), cudaMemcpyDeviceToHost,
-                                   policy.stream));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&report.learning_rate, lr.get(), sizeof(double), cudaMemcpyDeviceToHost, policy.stream));
-  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
-  report.formulation = gd_formulation::gram;
-  report.path = "single_launch";
-  report.outputs.resize(static_cast<std::size_t>(N));
-  for (std::int64_t n = 0; n < N; ++n) {
-    report.outputs[n] = {host[n].iterations, host[n].grad_norm2, static_cast<fit_status>(host[n].status)};
+  report.learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
+  if (!o.learning_rate) {
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&report.learning_rate, rate.get(), sizeof(double), cudaMemcpyDeviceToHost, stream));
+  }
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
+  report.path = single ? "single_launch" : "cublas";
+  report.outputs.resize(reports.size());
+  for (std::size_t n = 0; n < reports.size(); ++n) {
+    report.outputs[n] = {reports[n].iterations, reports[n].grad_norm2, static_cast<fit_status>(reports[n].status)};
   }
   return report;
 }
@@ -474,9 +514,9 @@ void run_predict(train_tag, const cuda& policy, matrix<const T> X, matrix<const 
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   auto const kernel = predict_kernel<T>;
-  kernel<<<resident_grid(kernel, K * N, default_block_size), default_block_size, 0, policy.stream>>>(
-      X.data_handle(), W.data_handle(), Y_hat.data_handle(), K, L, N);
-  FUSEKIT_CHECK_LAUNCH();
+  // K·N = 0: an empty grid, and nothing is launched or asked of the device.
+  launch(kernel, resident_grid(kernel, K * N, default_block_size), default_block_size, 0, policy.stream,
+         X.data_handle(), W.data_handle(), Y_hat.data_handle(), K, L, N);
 }
 
 }  // namespace detail

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Device-side launch helpers: 64-bit thread indices for grid-stride loops, and
-/// the resident grid for a kernel (host side, from the occupancy calculator).
+/// Device-side launch helpers: 64-bit thread indices for grid-stride loops; on
+/// the host, the resident grid of a kernel (from the occupancy calculator,
+/// cached per device, kernel and block shape) and the one launch path every
+/// fusekit kernel takes.
 
 #include <fusekit/detail/launch.hpp>
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
 
 namespace fusekit {
 namespace detail {
@@ -21,12 +28,47 @@ __device__ inline std::int64_t global_thread_id() {
 /// Threads in the grid: the step of a grid-stride loop.
 __device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
-/// Grid for `kernel`: one thread per work item, at most the blocks resident at once.
-template <class Kernel>
-int resident_grid(Kernel kernel, std::int64_t items, int block_size) {
-  int blocks_per_sm = 0;
-  FUSEKIT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
-  return grid_size(items, block_size, current_sm_count(), blocks_per_sm);
+/// Blocks of `kernel` (`block_size` threads, `shared_bytes` of dynamic shared
+/// memory) resident at once on one multiprocessor of `device`: asked of the
+/// occupancy calculator once, then cached for the process.
+inline int resident_blocks_per_sm(const void* kernel, int block_size, std::size_t shared_bytes, int device) {
+  using key = std::tuple<const void*, int, std::size_t, int>;
+  static std::mutex mutex;
+  static std::map<key, int> cache;
+  key const k{kernel, block_size, shared_bytes, device};
+  std::lock_guard<std::mutex> const lock(mutex);
+  auto const it = cache.find(k);
+  if (it != cache.end()) { return it->second; }
+  int blocks = 0;
+  FUSEKIT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block_size, shared_bytes));
+  cache.emplace(k, blocks);
+  return blocks;
+}
+
+/// Grid for `kernel`: enough blocks for `items` work items, `items_per_block`
+/// per block and pass (default: one per thread), at most the blocks resident at
+/// once. No work: 0, without asking the device anything.
+template <class... Params>
+int resident_grid(void (*kernel)(Params...), std::int64_t items, int block_size, std::int64_t items_per_block = 0,
+                  std::size_t shared_bytes = 0) {
+  if (items <= 0) { return 0; }
+  int const device = current_device();
+  int const per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), block_size, shared_bytes, device);
+  return grid_size(items, items_per_block > 0 ? items_per_block : block_size, attributes_of(device).sm_count, per_sm);
+}
+
+/// kernel<<<grid, block, shared_bytes, stream>>>(args...), then a check of the
+/// launch. A grid of 0 blocks (no work) launches nothing: CUDA would reject it
+/// as an invalid configuration.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), std::int64_t grid, int block, std::size_t shared_bytes, cudaStream_t stream,
+            Args&&... args) {
+  if (grid <= 0) { return; }
+  FUSEKIT_EXPECTS(grid <= 0x7fffffff, "fusekit: a launch needs " + std::to_string(grid) +
+                                          " blocks, more than a CUDA grid holds (2^31 - 1)");
+  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block), shared_bytes, stream>>>(
+      std::forward<Args>(args)...);
+  FUSEKIT_CHECK_LAUNCH();
 }
 
 }  // namespace detail

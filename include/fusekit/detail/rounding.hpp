@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Additions and products that no compiler fuses into a multiply-add.
+///
+/// nvcc fuses `a * b + c` into one `fma` by default (`--fmad=true`), also
+/// across inlined calls, so a product computed by a user's op and the add that
+/// sums it into the deterministic tree become one rounding on the device and
+/// two on the host. `add_rn` and `mul_rn` are single IEEE round-to-nearest
+/// operations everywhere:
+///
+/// * device: `__fadd_rn`/`__dadd_rn` and `__fmul_rn`/`__dmul_rn`, which the CUDA
+///   math API documents as never merged into a multiply-add (PTX `add.rn`,
+///   `mul.rn`: an explicit rounding mode keeps ptxas from contracting them);
+/// * host: plain `+` and `*`. Where the host target has FMA instructions
+///   (`__FMA__` on x86-64, always on AArch64), gcc contracts across statements
+///   under its default `-ffp-contract=fast`; there the operands pass through an
+///   empty asm that the optimizer cannot see through, which also keeps the loop
+///   from vectorizing (the price of the same bits on such a build).
+///
+/// Integers add as unsigned: two's-complement wrap-around, defined behaviour.
+
+#include <fusekit/config.hpp>
+
+#include <type_traits>
+
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__FMA__) || defined(__aarch64__) || defined(__FP_FAST_FMA) || defined(__FP_FAST_FMAF))
+#define FUSEKIT_HOST_MAY_CONTRACT 1
+#else
+#define FUSEKIT_HOST_MAY_CONTRACT 0
+#endif
+
+namespace fusekit {
+namespace detail {
+
+/// `v`, through a barrier the optimizer cannot look through (host builds that may contract only).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T opaque(T v) {
+#if FUSEKIT_HOST_MAY_CONTRACT
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(v));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(v));
+#else
+  __asm__("" : "+m"(v));
+#endif
+#endif
+  return v;
+}
+
+/// Integers wrap around in two's complement: the arithmetic runs in an unsigned
+/// type at least as wide as `unsigned` (narrower types would promote to int).
+template <class T>
+using wrap_t = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+
+/// a + b, one rounding, never fused with a product (integers: wrap-around).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T add_rn(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
+  } else {
+#if FUSEKIT_DEVICE_PASS
+    if constexpr (std::is_same_v<T, float>) {
+      return __fadd_rn(a, b);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return __dadd_rn(a, b);
+    } else {
+      return a + b;
+    }
+#else
+    return opaque(a) + opaque(b);
+#endif
+  }
+}
+
+/// a · b, one rounding, never fused with an addition (integers: wrap-around).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
+  } else {
+#if FUSEKIT_DEVICE_PASS
+    if constexpr (std::is_same_v<T, float>) {
+      return __fmul_rn(a, b);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return __dmul_rn(a, b);
+    } else {
+      return a * b;
+    }
+#else
+    return opaque(a * b);
+#endif
+  }
+}
+
+}  // namespace detail
+}  // namespace fusekit

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Every public entry point, instantiated for a policy: compiled with
+// -Wall -Wextra -Wconversion and warnings as errors (ctest: warnings.*).
+#include <fusekit/fusekit.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fusekit::test {
+
+template <class Policy, class T>
+void train_entry_points(const Policy& policy, T* x, T* y, T* w) {
+  fusekit::gd_options o;
+  (void)fusekit::fit(policy, fusekit::matrix<const T>(x, 4, 2), fusekit::matrix<const T>(y, 4, 3),
+                     fusekit::matrix<T>(w, 3, 2), o);
+  fusekit::predict(policy, fusekit::matrix<const T>(x, 4, 2), fusekit::matrix<const T>(w, 3, 2),
+                   fusekit::matrix<T>(y, 4, 3));
+}
+
+template <class Policy>
+void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, __half* h, std::int32_t* i32,
+                  std::size_t n) {
+  using ::cuda::std::span;
+  span<const float> const cf(f, n);
+  span<const double> const cd(d, n);
+  span<const std::uint8_t> const cu8(u8, n);
+  span<const __half> const ch(h, n);
+  span<const std::int32_t> const ci(i32, n);
+  span<float> const out(f + n, n);
+  span<double> const dout(d + n, n);
+
+  fusekit::transform(policy, out, fusekit::tanh_activate{}, cf);
+  fusekit::transform(policy, dout, fusekit::weigh{}, cd, cf);
+  fusekit::transform(policy, out, fusekit::make_hidden_layer(), cu8, cf);
+  fusekit::transform(policy, out, fusekit::fuse(fusekit::weigh{}, fusekit::weigh{}, fusekit::fast_tanh_activate{}), ch,
+                     cf, ci);
+  fusekit::hidden_layer(policy, cu8, cf, out);
+  fusekit::hidden_layer_unfused(policy, cu8, cf, out);
+
+  for (auto a : {fusekit::reduce_algorithm::naive_atomic, fusekit::reduce_algorithm::block_atomic,
+                 fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+    fusekit::reduce_sum(policy, cf, f + 2 * n, a);
+    fusekit::reduce_sum(policy, cf, d + 2 * n, a);
+    fusekit::reduce_sum(policy, ci, reinterpret_cast<std::int64_t*>(d + 2 * n), a);
+    (void)fusekit::sum(policy, ch, a);
+    (void)fusekit::sum(policy, cu8, a);
+    (void)fusekit::sum(policy, cf, a, fusekit::accumulate_in<double>{});
+    fusekit::transform_reduce_sum(policy, d + 2 * n, a, fusekit::weigh{}, cd, cf);
+    (void)fusekit::transform_reduce(policy, a, fusekit::accumulate_in<double>{}, fusekit::make_hidden_layer(), cu8, cf);
+  }
+  (void)fusekit::transform_reduce(policy, fusekit::weigh{}, cf, cf);
+  train_entry_points(policy, f, f + 8, f + 20);
+  train_entry_points(policy, d, d + 8, d + 20);
+}
+
+}  // namespace fusekit::test
