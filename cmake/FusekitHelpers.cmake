@@ -20,3 +20,52 @@ function(fusekit_add_gtest name)
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
+
+# GoogleTest and Google Benchmark: the installed packages, or, when
+# FUSEKIT_DEPS_DIR names a folder made by scripts/gpu-bundle.sh, built from the
+# sources in it (a bare GPU machine has neither package nor network).
+set(FUSEKIT_DEPS_DIR "" CACHE PATH
+  "Folder with googletest/ and benchmark/ sources to build instead of the installed packages (scripts/gpu-bundle.sh)")
+
+function(fusekit_bundled_source name)
+  if(NOT EXISTS "${FUSEKIT_DEPS_DIR}/${name}/CMakeLists.txt")
+    message(FATAL_ERROR "FUSEKIT_DEPS_DIR=${FUSEKIT_DEPS_DIR} has no ${name}/ sources; make the folder with "
+                        "scripts/gpu-bundle.sh")
+  endif()
+  add_subdirectory("${FUSEKIT_DEPS_DIR}/${name}" "${PROJECT_BINARY_DIR}/_deps/${name}" EXCLUDE_FROM_ALL)
+endfunction()
+
+macro(fusekit_require_googletest)
+  if(FUSEKIT_DEPS_DIR)
+    if(NOT TARGET GTest::gtest)
+      set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
+      set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+      fusekit_bundled_source(googletest)
+    endif()
+  else()
+    find_package(GTest)
+    if(NOT GTest_FOUND)
+      message(FATAL_ERROR "GoogleTest not found. Install it (bash scripts/install-deps.sh installs libgtest-dev), "
+                          "or build it from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu-bundle.sh>")
+    endif()
+  endif()
+endmacro()
+
+macro(fusekit_require_benchmark)
+  if(FUSEKIT_DEPS_DIR)
+    if(NOT TARGET benchmark::benchmark)
+      foreach(option BENCHMARK_ENABLE_TESTING BENCHMARK_ENABLE_GTEST_TESTS BENCHMARK_ENABLE_INSTALL
+                     BENCHMARK_INSTALL_DOCS BENCHMARK_ENABLE_WERROR)
+        set(${option} OFF CACHE BOOL "" FORCE)
+      endforeach()
+      fusekit_bundled_source(benchmark)
+    endif()
+  else()
+    find_package(benchmark)
+    if(NOT benchmark_FOUND)
+      message(FATAL_ERROR "Google Benchmark not found. Install it (bash scripts/install-deps.sh installs "
+                          "libbenchmark-dev), build without benchmarks (-DFUSEKIT_BUILD_BENCHMARKS=OFF), or build it "
+                          "from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu-bundle.sh>")
+    endif()
+  endif()
+endmacro()

@@ -178,6 +178,39 @@ TEST(GpuFit, CublasPathRunsExactlyTheIterationBudget) {
   }
 }
 
+// A short fit on both paths, plain and Nesterov, automatic rate, across one
+// 64-iteration batch boundary (the first batch runs launch by launch, the next
+// from a graph): small enough for compute-sanitizer (scripts/gpu-check.sh).
+TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(64, 20, 3, 7);
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    gd_options o;
+    o.method = m;
+    o.formulation = gd_formulation::gram;
+    o.tolerance = 1e-30;
+    o.max_iterations = 150;
+    o.stall_window = 151;
+    std::vector<float> Wc, Ws, Wb;
+    auto const cpu = cpu_fit(p, Wc, o);
+    for (int path : {1, 2}) {
+      std::vector<float>& W = path == 1 ? Ws : Wb;
+      auto const gpu = gpu_fit(p, W, o, path);
+      EXPECT_NEAR(gpu.learning_rate, cpu.learning_rate, 1e-4 * cpu.learning_rate) << path;
+      for (const auto& out : gpu.outputs) {
+        EXPECT_EQ(out.status, fit_status::max_iterations) << path;
+        EXPECT_EQ(out.iterations, 150) << path;
+      }
+      // Plain descent contracts, so rounding differences stay small; Nesterov's
+      // restarts may flip on a rounding, so its iterates are only checked finite.
+      for (std::size_t i = 0; i < W.size(); ++i) {
+        EXPECT_TRUE(std::isfinite(W[i])) << path;
+        if (m == gd_method::plain) { EXPECT_NEAR(W[i], Wc[i], 1e-3f * (1 + std::fabs(Wc[i]))) << path; }
+      }
+    }
+  }
+}
+
 TEST(GpuFit, OneCublasHandlePerThreadAndDevice) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   cublasHandle_t const first = fusekit::detail::cublas_handle(nullptr);

@@ -94,10 +94,12 @@ def time_it(fn, sync=lambda: None, repeats=7, min_seconds=0.2, warmup=2):
 
 
 class Report:
-    """Collects runs and writes them as Google Benchmark JSON."""
+    """Collects runs and writes them as Google Benchmark JSON: after every run
+    when given a path, so a peer stopped by a time limit keeps what it measured."""
 
-    def __init__(self, task):
+    def __init__(self, task, path=None):
         self.task = task
+        self.path = path
         self.runs = []
 
     def add(self, name, n, seconds, bytes_processed=None, rel_error=None, **counters):
@@ -111,6 +113,8 @@ class Report:
         self.runs.append(run)
         extra = f" rel_error={rel_error:.2e}" if rel_error is not None else ""
         print(f"{name:<48} {seconds * 1e3:>12.3f} ms{extra}", file=sys.stderr)
+        if self.path:
+            self.write(self.path)
 
     def write(self, path):
         context = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host_name": platform.node(),
@@ -152,12 +156,10 @@ def run_task(task, argv, cpu_peers, gpu_peers):
     np = optional("numpy")
     if np is None:
         return 0
-    report = Report(task)
+    report = Report(task, out)
     cpu_peers(np, report)
     if not cpu_only:
         gpu_peers(np, report)
-    if out:
-        report.write(out)
     return 0
 
 

@@ -14,7 +14,7 @@ as fusekit's), tol 1e-8 in double and 1e-4 in float, plain gradient descent
 capped at 10^6 iterations. A run longer than its time budget stops early and
 says so (`finished` = 0); its time per iteration still compares.
 
-    python3 train.py [--out results.json] [--cpu-only]
+    python3 train.py [--out results.json] [--cpu-only] [--budget SECONDS_PER_FIT]
 """
 import sys
 import time
@@ -74,7 +74,10 @@ def main(argv):
     np = pc.optional("numpy")
     if np is None:
         return 0
-    report = pc.Report("train")
+    report = pc.Report("train", out)
+    if "--budget" in argv:  # seconds per fit, for every stack (a short GPU lease)
+        seconds = float(argv[argv.index("--budget") + 1])
+        BUDGET_SECONDS.update(cpu=seconds, gpu=seconds)
     gpu = []
     if not cpu_only:
         cp, torch, _ = pc.gpu_stacks()
@@ -95,8 +98,6 @@ def main(argv):
             run(report, "cpu", "numpy", np, lambda a: a, lambda: None, dtype_name, X, Y, tol, shape)
             for name, xp, to_device, to_host, sync in gpu:
                 run(report, "gpu", name, xp, to_host, sync, dtype_name, to_device(X), to_device(Y), tol, shape)
-    if out:
-        report.write(out)
     return 0
 
 

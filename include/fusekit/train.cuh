@@ -456,8 +456,10 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   bool const gram = single || formulation == gd_formulation::gram;
 
   cublasHandle_t const h = cublas_handle(stream);
-  stream_buffer<T> A(L * L, stream), B(gram ? N * L : 0, stream);
-  gram_matrices<T>(h, X, Y, A.get(), B.get());
+  // A serves the Gram iterations and the power iteration; direct with a given rate needs neither.
+  bool const need_A = gram || !o.learning_rate;
+  stream_buffer<T> A(need_A ? L * L : 0, stream), B(gram ? N * L : 0, stream);
+  if (need_A) { gram_matrices<T>(h, X, Y, A.get(), B.get()); }
   stream_buffer<double> rate(1, stream), power_vectors(o.learning_rate ? 0 : 2 * L, stream);
   if (!o.learning_rate) {
     launch(power_iteration_kernel<T>, 1, power_block_size(L), 0, stream, static_cast<const T*>(A.get()), L,
