@@ -18,6 +18,10 @@
 #include "../tests/common/device_buffer.cuh"
 
 #include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -105,6 +109,35 @@ void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
                      fusekit::matrix<T>(W.data(), N, L), options<T>(m, f, fixed));
   }
   report(state, r, seconds);
+}
+
+// A competing process for as long as it lives: a child that spins on a core,
+// as another program on a busy machine does. A small fit should not notice it
+// (one descheduled OpenMP thread used to stall the whole call: 24 ms for 0.65).
+class competing_process {
+ public:
+  competing_process() : pid_(fork()) {
+    if (pid_ == 0) {
+      for (;;) { __asm__ volatile(""); }
+    }
+  }
+  competing_process(const competing_process&) = delete;
+  competing_process& operator=(const competing_process&) = delete;
+  ~competing_process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+ private:
+  pid_t pid_;
+};
+
+template <class T>
+void BM_cpu_fit_loaded(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N) {
+  competing_process const busy;
+  BM_cpu_fit<T>(state, K, L, N, gd_method::plain, gd_formulation::gram, 0);
 }
 
 // ---- GPU ---------------------------------------------------------------------
@@ -221,6 +254,11 @@ void register_type(const char* type, bool gpu) {
                                      [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 2); })
             ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
       }
+    }
+    if (K * L * N < 10000) {  // a small fit, with another process spinning on a core
+      benchmark::RegisterBenchmark(name("cpu", "plain_gram_loaded", K, L, N).c_str(),
+                                   [=](benchmark::State& s) { BM_cpu_fit_loaded<T>(s, K, L, N); })
+          ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(20);
     }
     if (gpu) {
       benchmark::RegisterBenchmark(name("gpu", "plain_per_operation", K, L, N).c_str(),

@@ -10,15 +10,16 @@ function(fusekit_program_options target)
     $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda -Xcompiler=-Wall,-Wextra>)
 endfunction()
 
-# fusekit_add_gtest(NAME SOURCES... [LABELS ...]): a GoogleTest binary whose
-# cases ctest runs one by one. GPU cases skip themselves without a device.
+# fusekit_add_gtest(NAME SOURCES... [LABELS ...] [SUFFIX .variant]): a GoogleTest
+# binary whose cases ctest runs one by one (named Suite.Case, plus SUFFIX for a
+# second build of the same sources). GPU cases skip themselves without a device.
 function(fusekit_add_gtest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SUFFIX" "SOURCES;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   fusekit_program_options(${name})
   target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_SUFFIX "${ARG_SUFFIX}" PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
 # GoogleTest and Google Benchmark: the installed packages, or, when

@@ -25,11 +25,18 @@ using fusekit::test::ulp_error;
 // ---- plan and kernel body ----------------------------------------------------
 
 TEST(ElementwisePlan, VectorWidthIsSixteenBytesOfTheSmallestType) {
-  static_assert(fusekit::detail::vector_width_v<float, const float, const float> == 4);
-  static_assert(fusekit::detail::vector_width_v<float, const std::uint8_t, const float> == 16);
-  static_assert(fusekit::detail::vector_width_v<double, const __half> == 8);
-  static_assert(fusekit::detail::vector_width_v<double, const double> == 2);
-  SUCCEED();
+  EXPECT_EQ((fusekit::detail::vector_width_v<float, const float, const float>), 4);
+  EXPECT_EQ((fusekit::detail::vector_width_v<float, const std::uint8_t, const float>), 16);
+  EXPECT_EQ((fusekit::detail::vector_width_v<double, const __half>), 8);
+  EXPECT_EQ((fusekit::detail::vector_width_v<double, const double>), 2);
+  // The plan of aligned uint8 greyscales into floats steps 16 elements at a time.
+  alignas(64) static std::uint8_t grey[100];
+  alignas(64) static float w[100], out[100];
+  auto const p = fusekit::detail::plan_for(100, out, static_cast<const std::uint8_t*>(grey), static_cast<const float*>(w));
+  EXPECT_EQ(p.width, 16);
+  EXPECT_EQ(p.head, 0);
+  EXPECT_EQ(p.vectors, 6);
+  EXPECT_EQ(p.scalars(), 4);
 }
 
 TEST(ElementwisePlan, HeadAlignsEveryArray) {
@@ -173,11 +180,21 @@ void check_hidden_layer_cpu(std::size_t n, int threads) {
   fusekit::hidden_layer(fusekit::cpu{threads}, span<const G>(grey), span<const float>(w), span<float>(out));
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    // normalize and weigh are single correctly rounded float operations.
+#if defined(__FAST_MATH__)
+    // Against the exact layer: normalize is x · (1/255) there (≤ 1.5 ulp), weigh one
+    // product (0.5), and tanh passes a relative error on at most 1:1.
+    long double const x = fusekit::detail::convert<float>(grey[i]) / 255.0L * w[i];
+#else
+    // normalize and weigh are single correctly rounded float operations: tanh alone.
     float const x = (fusekit::detail::convert<float>(grey[i]) / 255.0f) * w[i];
+#endif
     worst = std::max(worst, ulp_error(out[i], tanhl(static_cast<long double>(x))));
   }
+#if defined(__FAST_MATH__)
+  EXPECT_LE(worst, fusekit::detail::tanh_float_max_ulp + 1.5 + 0.5) << "n=" << n;
+#else
   EXPECT_LE(worst, fusekit::detail::tanh_float_max_ulp) << "n=" << n;
+#endif
 }
 
 TEST(CpuTransform, HiddenLayerMatchesReferenceForEveryGreyType) {
@@ -248,7 +265,11 @@ TEST(CpuTransform, UnfusedMatchesFusedExactly) {
     fusekit::hidden_layer(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w), span<float>(fused));
     fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w),
                                   span<float>(unfused));
+#if defined(__FAST_MATH__)  // the compiler may contract and reassociate the two loops differently
+    for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(ulp_error(fused[i], unfused[i]), 2 * (fusekit::detail::tanh_float_max_ulp + 1.5)); }
+#else
     ASSERT_EQ(0, std::memcmp(fused.data(), unfused.data(), n * sizeof(float)));
+#endif
   }
 }
 
@@ -256,16 +277,16 @@ TEST(CpuTransform, UnfusedMatchesFusedExactly) {
 
 // Runs f, expects fusekit::invalid_argument mentioning every word of `needles`,
 // and that `out` is untouched.
-template <class F>
-void expect_rejected(F f, const std::vector<std::string>& needles, const std::vector<float>& out) {
-  std::vector<float> const before = out;
+template <class F, class T>
+void expect_rejected(F f, const std::vector<std::string>& needles, const std::vector<T>& out) {
+  std::vector<T> const before = out;
   try {
     f();
     ADD_FAILURE() << "not rejected";
   } catch (const fusekit::invalid_argument& e) {
     for (const auto& needle : needles) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
   }
-  EXPECT_EQ(0, std::memcmp(before.data(), out.data(), out.size() * sizeof(float))) << "written before rejecting";
+  EXPECT_EQ(0, std::memcmp(before.data(), out.data(), out.size() * sizeof(T))) << "written before rejecting";
 }
 
 TEST(CpuTransformArguments, RejectedBeforeAnythingIsWritten) {
@@ -284,12 +305,10 @@ TEST(CpuTransformArguments, RejectedBeforeAnythingIsWritten) {
                   {"partially overlaps", "ins[0]"}, out);
   // Same address, different element type: not in place.
   std::vector<double> d(n, 1.0);
-  std::vector<float> d_bytes(n);  // the snapshot checked for writes
   expect_rejected([&] {
     fusekit::transform(cpu, span<float>(reinterpret_cast<float*>(d.data()), n / 2), fusekit::tanh_activate{},
                        span<const double>(d.data(), n / 2));
-  }, {"partially overlaps", "ins[0]"}, d_bytes);
-  EXPECT_EQ(d[0], 1.0);
+  }, {"partially overlaps", "ins[0]"}, d);
   // Misaligned float view.
   auto const* odd = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(grey.data()) + 1);
   expect_rejected([&] { fusekit::transform(cpu, o.first(8), fusekit::tanh_activate{}, span<const float>(odd, 8)); },

@@ -28,8 +28,10 @@ std::uint32_t bits_of(float f) {
   return b;
 }
 
+#if !defined(__FAST_MATH__)
 // The user's formula, for contrast: NaN once e^x overflows.
 float tanh_by_exp(float x) { return (std::exp(x) - std::exp(-x)) / (std::exp(x) + std::exp(-x)); }
+#endif
 
 struct sweep_result {
   double worst_ulp = 0;
@@ -38,12 +40,27 @@ struct sweep_result {
   std::uint64_t nan_for_finite = 0;
 };
 
+// -ffast-math flushes subnormals to zero (its documented effect): there, a
+// subnormal x gives ±0 instead of x, and the bound is for normal x only.
+#if defined(__FAST_MATH__)
+constexpr bool flushes_subnormals = true;
+#else
+constexpr bool flushes_subnormals = false;
+#endif
+
+// On the bits: with subnormals flushed, a subnormal also compares equal to 0.
+bool is_subnormal(float x) { return (bits_of(x) & 0x7fffffffu) != 0 && (bits_of(x) & 0x7f800000u) == 0; }
+
 sweep_result sweep_tanh(std::uint64_t first, std::uint64_t last, std::uint64_t stride) {
   sweep_result r;
   for (std::uint64_t b = first; b <= last; b += stride) {
     float const x = float_from_bits(static_cast<std::uint32_t>(b));
+    if (flushes_subnormals && is_subnormal(x)) {
+      EXPECT_EQ(fusekit::tanh_activate{}(x), 0.0f);
+      continue;
+    }
     float const y = fusekit::tanh_activate{}(x);
-    if (std::isfinite(x) && std::isnan(y)) { ++r.nan_for_finite; }
+    if (fusekit::test::is_finite(x) && fusekit::test::is_nan(y)) { ++r.nan_for_finite; }
     double const e = ulp_error(y, tanhl(static_cast<long double>(x)));
     if (e > r.worst_ulp) {
       r.worst_ulp = e;
@@ -64,12 +81,14 @@ TEST(TanhActivate, SpecialValues) {
   EXPECT_EQ(t(-FLT_MAX), -1.0f);
   EXPECT_EQ(t(9.1f), 1.0f);
   EXPECT_EQ(t(-100.0f), -1.0f);
-  EXPECT_TRUE(std::isnan(t(NAN)));
-  EXPECT_TRUE(std::isnan(t(-NAN)));
+  EXPECT_TRUE(fusekit::test::is_nan(t(NAN)));
+  EXPECT_TRUE(fusekit::test::is_nan(t(-NAN)));
   // Subnormals: tanh(x) rounds to x.
   for (float x : {FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e-40f, -3e-39f, FLT_MIN, 1e-20f}) { EXPECT_EQ(t(x), x) << x; }
-  // Where the user's formula breaks, ours does not.
-  EXPECT_TRUE(std::isnan(tanh_by_exp(100.0f)));
+  // Where the user's formula breaks (inf / inf), ours does not.
+#if !defined(__FAST_MATH__)  // -ffast-math may fold the user's formula differently
+  EXPECT_TRUE(fusekit::test::is_nan(tanh_by_exp(100.0f)));
+#endif
   EXPECT_EQ(t(100.0f), 1.0f);
 }
 
@@ -112,18 +131,19 @@ TEST(TanhActivate, DoubleWithinPlatformBound) {
   // glibc lists 2 ulp for tanh; measured in ulps of the exact result it reaches 2.03.
   EXPECT_LE(worst, 2.5);
   EXPECT_EQ(fusekit::tanh_activate{}(1e300), 1.0);
-  EXPECT_TRUE(std::isnan(fusekit::tanh_activate{}(std::nan(""))));
+  EXPECT_TRUE(fusekit::test::is_nan(fusekit::tanh_activate{}(std::nan(""))));
 }
 
 TEST(FastTanhActivate, HostStaysWithinDocumentedBound) {
   fusekit::fast_tanh_activate const t;
   for (std::uint64_t b = 0; b <= 0x7f800000u; b += 8191) {
     float const x = float_from_bits(static_cast<std::uint32_t>(b));
+    if (flushes_subnormals && is_subnormal(x)) { continue; }
     long double const ref = tanhl(x);
     long double const rel = ref == 0 ? 0 : fabsl((t(x) - ref) / ref);
     ASSERT_LE(static_cast<double>(rel), fusekit::fast_tanh_activate::max_relative_error) << x;
   }
-  EXPECT_TRUE(std::isnan(t(NAN)));
+  EXPECT_TRUE(fusekit::test::is_nan(t(NAN)));
   EXPECT_EQ(t(INFINITY), 1.0f);
 }
 
@@ -133,7 +153,11 @@ TEST(Normalize, IsOneCorrectlyRoundedDivision) {
     auto const u = static_cast<std::uint8_t>(g);
     static_assert(std::is_same_v<decltype(n(u)), float>);
     long double const exact = static_cast<long double>(g) / 255.0L;
+#if defined(__FAST_MATH__)
+    EXPECT_LE(ulp_error(n(u), exact), 1.5) << g;  // x · (1/scale): two roundings
+#else
     EXPECT_EQ(n(u), static_cast<float>(exact)) << g;  // correctly rounded
+#endif
     EXPECT_EQ(n(static_cast<float>(g)), n(u));
     EXPECT_EQ(n(__float2half(static_cast<float>(g))), n(u));  // integers to 255 are exact in half
   }
@@ -157,18 +181,23 @@ TEST(Weigh, ComputeTypeAndExactProduct) {
   EXPECT_EQ(w(a, b), static_cast<float>(static_cast<long double>(a) * b));
 }
 
-TEST(ComputeType, Table) {
-  static_assert(std::is_same_v<fusekit::compute_t<float>, float>);
-  static_assert(std::is_same_v<fusekit::compute_t<std::uint8_t>, float>);
-  static_assert(std::is_same_v<fusekit::compute_t<std::int16_t, __half>, float>);
-  static_assert(std::is_same_v<fusekit::compute_t<__nv_bfloat16>, float>);
-  static_assert(std::is_same_v<fusekit::compute_t<double, float>, double>);
-  static_assert(std::is_same_v<fusekit::compute_t<std::uint32_t>, double>);
-  static_assert(std::is_same_v<fusekit::compute_t<const std::int64_t>, double>);
-  static_assert(fusekit::detail::is_supported_element_v<std::uint8_t>);
-  static_assert(!fusekit::detail::is_supported_element_v<bool>);
-  static_assert(!fusekit::detail::is_supported_element_v<long double>);
-  SUCCEED();
+TEST(ComputeType, ArithmeticRunsInTheDocumentedType) {
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<float>, float>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<std::uint8_t>, float>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<std::int16_t, __half>, float>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<__nv_bfloat16>, float>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<double, float>, double>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<std::uint32_t>, double>));
+  EXPECT_TRUE((std::is_same_v<fusekit::compute_t<const std::int64_t>, double>));
+  EXPECT_TRUE(fusekit::detail::is_supported_element_v<std::uint8_t>);
+  EXPECT_FALSE(fusekit::detail::is_supported_element_v<bool>);
+  EXPECT_FALSE(fusekit::detail::is_supported_element_v<long double>);
+  // The values show it: 2^24 + 1 survives in double and not in float.
+  EXPECT_EQ(fusekit::normalize{1.0f}(std::uint32_t{16777217}), 16777217.0);
+  EXPECT_EQ(fusekit::normalize{1.0f}(std::int64_t{-16777217}), -16777217.0);
+  // uint16 and float compute in float: 4097² = 16785409 rounds to 16785408.
+  EXPECT_EQ(static_cast<double>(fusekit::weigh{}(std::uint16_t{4097}, 4097.0f)), 16785408.0);
+  EXPECT_EQ(fusekit::weigh{}(std::uint32_t{4097}, 4097.0f), 16785409.0);
 }
 
 TEST(HalfTypes, TanhOfHalfAndBfloat16ComputesInFloat) {
@@ -199,14 +228,19 @@ TEST(Fuse, HiddenLayerIsTheThreeStagesInOrder) {
   static_assert(std::is_same_v<decltype(layer), const fusekit::hidden_layer_op<float>>);
   auto const grey = fusekit::test::make_greyscales<std::uint8_t>(4096, 1);
   auto const w = fusekit::test::make_weights<float>(4096, 2);
-  double worst = 0;
+  [[maybe_unused]] double worst = 0;
   for (std::size_t i = 0; i < grey.size(); ++i) {
     float const x = (static_cast<float>(grey[i]) / 255.0f) * w[i];  // two correctly rounded steps
     float const y = layer(grey[i], w[i]);
+#if defined(__FAST_MATH__)  // x · (1/255), and the two sides may be contracted differently
+    EXPECT_LE(ulp_error(y, fusekit::tanh_activate{}(x)), 2 * (fusekit::detail::tanh_float_max_ulp + 1.5));
+  }
+#else
     EXPECT_EQ(y, fusekit::tanh_activate{}(x));
     worst = std::max(worst, ulp_error(y, tanhl(static_cast<long double>(x))));
   }
   EXPECT_LE(worst, fusekit::detail::tanh_float_max_ulp);
+#endif
 }
 
 TEST(Fuse, ArityIsOnePlusBinaryStages) {

@@ -214,10 +214,10 @@ TEST(CpuSum, SpecialValuesPropagateAsIeeeAdditionSays) {
     x[123] = INFINITY;
     EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const float>(x), a), INFINITY) << fusekit::to_string(a);
     x[19999] = -INFINITY;
-    EXPECT_TRUE(std::isnan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
+    EXPECT_TRUE(fusekit::test::is_nan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
     x[123] = 1.0f;
     x[19999] = NAN;
-    EXPECT_TRUE(std::isnan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
+    EXPECT_TRUE(fusekit::test::is_nan(fusekit::sum(fusekit::cpu{}, span<const float>(x), a))) << fusekit::to_string(a);
   }
 }
 

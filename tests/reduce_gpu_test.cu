@@ -131,7 +131,7 @@ TEST(GpuSum, SpecialValuesPropagate) {
   device_buffer<float> nan(x);
   for (auto a : all_algorithms) {
     EXPECT_EQ((gpu_sum<float>(inf, a)), INFINITY) << fusekit::to_string(a);
-    EXPECT_TRUE(std::isnan(gpu_sum<float>(nan, a))) << fusekit::to_string(a);
+    EXPECT_TRUE(fusekit::test::is_nan(gpu_sum<float>(nan, a))) << fusekit::to_string(a);
   }
 }
 

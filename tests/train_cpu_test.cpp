@@ -242,7 +242,7 @@ TEST(Fit, InitialWeightsAndThreadIndependence) {
   fit(p, U1, o);
   fit(p, U2, o);
   EXPECT_EQ(U1, U2);
-  EXPECT_NE(r1.outputs[0].iterations, 0);
+  EXPECT_NE(U1, W2);  // a different start than zeros ends elsewhere after one step
 }
 
 template <class F>

@@ -204,7 +204,7 @@ TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
       // Plain descent contracts, so rounding differences stay small; Nesterov's
       // restarts may flip on a rounding, so its iterates are only checked finite.
       for (std::size_t i = 0; i < W.size(); ++i) {
-        EXPECT_TRUE(std::isfinite(W[i])) << path;
+        EXPECT_TRUE(fusekit::test::is_finite(W[i])) << path;
         if (m == gd_method::plain) { EXPECT_NEAR(W[i], Wc[i], 1e-3f * (1 + std::fabs(Wc[i]))) << path; }
       }
     }

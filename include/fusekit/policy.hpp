@@ -7,7 +7,9 @@
 ///   `stream` (default: the legacy default stream). A call never synchronizes
 ///   unless it returns a host value and says so.
 /// * `fusekit::cpu{threads}` — runs on the host with OpenMP (`threads == 0`: the
-///   OpenMP default; without OpenMP, one thread). Synchronous.
+///   OpenMP default; without OpenMP, one thread). Synchronous. A negative count
+///   throws `fusekit::invalid_argument`; more than 4 threads per processor are
+///   clamped to 4 per processor. Small calls run on the calling thread alone.
 
 #include <fusekit/config.hpp>
 #include <fusekit/error.hpp>
@@ -21,7 +23,7 @@ struct cuda {
   cudaStream_t stream = nullptr;
 };
 
-/// Run on the host. `threads == 0` lets OpenMP choose.
+/// Run on the host. `threads == 0` lets OpenMP choose; see the file comment for the limits.
 struct cpu {
   int threads = 0;
 };

@@ -283,8 +283,7 @@ void run_reduce_sum(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc
 template <class Acc, class Op, class... Ins>
 void run_transform_reduce_sum(reduce_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
                               ::cuda::std::span<Ins>... ins) {
-  std::int64_t const n = check_transform_reduce<Op>("fusekit::transform_reduce_sum", ins...);
-  FUSEKIT_EXPECTS(out != nullptr, "fusekit::transform_reduce_sum: out is null");
+  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
   gpu_reduce(policy, make_transform_source<Acc>(op, ins...), n, out, algorithm, {}, "fusekit::transform_reduce_sum");
 }
 
@@ -310,16 +309,15 @@ template <class Acc, class T>
 Acc run_sum(reduce_tag tag, accumulate_in<Acc>, const cuda& policy, ::cuda::std::span<T> in,
             reduce_algorithm algorithm) {
   check_accumulator<T, Acc>();
-  named_range const r = describe("in", in);
-  expect_not_null("fusekit::sum", r);
-  expect_aligned("fusekit::sum", r);
+  check_sum_inputs("fusekit::sum", reduce_input(in));
   return device_scalar_result<Acc>(policy, [&](Acc* d) { run_reduce_sum(tag, policy, in, d, algorithm); });
 }
 
 template <class Acc, class Op, class... Ins>
 Acc run_transform_reduce(reduce_tag tag, accumulate_in<Acc>, const cuda& policy, reduce_algorithm algorithm,
                          const Op& op, ::cuda::std::span<Ins>... ins) {
-  check_transform_reduce<Op>("fusekit::transform_reduce", ins...);
+  check_transform_accumulator<Acc>();
+  check_sum_inputs("fusekit::transform_reduce", transform_reduce_inputs(ins...));
   return device_scalar_result<Acc>(
       policy, [&](Acc* d) { run_transform_reduce_sum(tag, policy, d, algorithm, op, ins...); });
 }

@@ -134,22 +134,72 @@ constexpr void check_accumulator() {
   }
 }
 
+/// The views of a sum: 1 to 4 inputs (`in`, or `ins[0]` ... for transform_reduce).
+struct sum_views {
+  named_range ranges[4];
+  std::size_t count;
+};
+
+template <class T>
+sum_views reduce_input(::cuda::std::span<T> in) {
+  return {{describe("in", in)}, 1};
+}
+
+template <class... Ins>
+sum_views transform_reduce_inputs(::cuda::std::span<Ins>... ins) {
+  static_assert(sizeof...(Ins) >= 1 && sizeof...(Ins) <= 4, "fusekit::transform_reduce takes 1 to 4 inputs");
+  static_assert((is_supported_element_v<Ins> && ...),
+                "fusekit::transform_reduce: unsupported input element type. Use float, double, __half, "
+                "__nv_bfloat16 or an integer type");
+  const char* const names[] = {"ins[0]", "ins[1]", "ins[2]", "ins[3]"};
+  std::size_t k = 0;
+  return {{describe(names[k++], ins)...}, sizeof...(Ins)};
+}
+
+/// One validation for every sum: the inputs non-null, aligned and of one size.
+/// Returns the number of values.
+inline std::int64_t check_sum_inputs(const char* function, const sum_views& v) {
+  for (std::size_t k = 0; k < v.count; ++k) {
+    expect_not_null(function, v.ranges[k]);
+    expect_aligned(function, v.ranges[k]);
+    expect_same_size(function, v.ranges[k], v.ranges[0]);
+  }
+  return static_cast<std::int64_t>(v.ranges[0].size);
+}
+
+/// ... and for a sum written to `out`: out non-null, aligned and sharing no
+/// byte with any input.
 template <class Acc>
-void check_reduce_output(const char* function, const Acc* out, const named_range& in) {
+std::int64_t check_sum_views(const char* function, const Acc* out, const sum_views& v) {
+  std::int64_t const n = check_sum_inputs(function, v);
   named_range const o{"out", reinterpret_cast<std::uintptr_t>(out), 1, sizeof(Acc)};
   FUSEKIT_EXPECTS(out != nullptr, std::string(function) + ": out is null; it must point to one " +
                                       std::to_string(sizeof(Acc)) + "-byte accumulator");
   expect_aligned(function, o);
-  expect_disjoint(function, o, in);
+  for (std::size_t k = 0; k < v.count; ++k) { expect_disjoint(function, o, v.ranges[k]); }
+  return n;
 }
 
 template <class T, class Acc>
 void check_reduce(const char* function, ::cuda::std::span<T> in, const Acc* out) {
   check_accumulator<T, Acc>();
-  named_range const r = describe("in", in);
-  expect_not_null(function, r);
-  expect_aligned(function, r);
-  check_reduce_output(function, out, r);
+  check_sum_views(function, out, reduce_input(in));
+}
+
+/// Accumulators of a transform_reduce: float, double or a 64-bit integer.
+template <class Acc>
+constexpr void check_transform_accumulator() {
+  static_assert(std::is_same_v<Acc, float> || std::is_same_v<Acc, double> || std::is_same_v<Acc, std::int64_t> ||
+                    std::is_same_v<Acc, std::uint64_t>,
+                "fusekit::transform_reduce: the accumulator is float, double, int64_t or uint64_t (narrower "
+                "integers would wrap long before a sum of many values ends)");
+}
+
+/// Checks a transform_reduce written to `out`; returns the number of values.
+template <class Acc, class... Ins>
+std::int64_t check_transform_reduce(const char* function, const Acc* out, ::cuda::std::span<Ins>... ins) {
+  check_transform_accumulator<Acc>();
+  return check_sum_views(function, out, transform_reduce_inputs(ins...));
 }
 
 /// The CPU backend: the tree for `deterministic`, the parallel sum otherwise.
@@ -166,24 +216,6 @@ void run_reduce_sum(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc*
                          static_cast<std::int64_t>(in.size()), algorithm);
 }
 
-/// Checks the inputs of a transform_reduce: 1 to 4, same size, non-null, aligned.
-template <class Op, class... Ins>
-std::int64_t check_transform_reduce(const char* function, ::cuda::std::span<Ins>... ins) {
-  static_assert(sizeof...(Ins) >= 1 && sizeof...(Ins) <= 4, "fusekit::transform_reduce takes 1 to 4 inputs");
-  static_assert((is_supported_element_v<Ins> && ...),
-                "fusekit::transform_reduce: unsupported input element type. Use float, double, __half, "
-                "__nv_bfloat16 or an integer type");
-  const char* const names[] = {"ins[0]", "ins[1]", "ins[2]", "ins[3]"};
-  std::size_t k = 0;
-  named_range const ranges[] = {describe(names[k++], ins)...};
-  for (const auto& r : ranges) {
-    expect_not_null(function, r);
-    expect_aligned(function, r);
-    expect_same_size(function, r, ranges[0]);
-  }
-  return static_cast<std::int64_t>(ranges[0].size);
-}
-
 template <class Acc, class Op, class... Ins>
 transform_source<Acc, Op, std::remove_cv_t<Ins>...> make_transform_source(const Op& op, ::cuda::std::span<Ins>... ins) {
   return {op, ::cuda::std::tuple<const std::remove_cv_t<Ins>*...>(ins.data()...)};
@@ -192,8 +224,7 @@ transform_source<Acc, Op, std::remove_cv_t<Ins>...> make_transform_source(const 
 template <class Acc, class Op, class... Ins>
 void run_transform_reduce_sum(reduce_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
                               ::cuda::std::span<Ins>... ins) {
-  std::int64_t const n = check_transform_reduce<Op>("fusekit::transform_reduce_sum", ins...);
-  FUSEKIT_EXPECTS(out != nullptr, "fusekit::transform_reduce_sum: out is null");
+  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
   *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(op, ins...), n, algorithm);
 }
 
@@ -235,8 +266,7 @@ Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorith
 template <class Policy, class Acc, class Op, class... Ins>
 void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algorithm, Op op,
                           ::cuda::std::span<Ins>... ins) {
-  static_assert(std::is_floating_point_v<Acc> || std::is_integral_v<Acc>,
-                "fusekit::transform_reduce_sum: the accumulator is float, double or a 64-bit integer");
+  detail::check_transform_accumulator<Acc>();
   run_transform_reduce_sum(detail::reduce_tag{}, policy, out, algorithm, op, ins...);
 }
 

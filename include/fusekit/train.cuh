@@ -6,7 +6,8 @@
 ///
 /// Both paths build A = XᵀX (and, for the Gram formulation, B = YᵀX) once with
 /// cuBLAS, and find the automatic learning rate once, by the power iteration on
-/// A in one block, without a host round trip. Then:
+/// A in one block (its λmax is checked on the host before anything writes W).
+/// Then:
 ///
 /// * single launch: when A and one output's state fit in shared memory (about
 ///   L ≤ 160 in double, L ≤ 230 in float on an H100/H200), ONE kernel runs every
@@ -38,7 +39,7 @@ namespace detail {
 
 /// What the kernels need of gd_options, by value.
 struct gd_kernel_options {
-  double learning_rate;  ///< ≤ 0: automatic (read from the device, where the power iteration wrote it)
+  double learning_rate;  ///< given, or 1/λmax (checked on the host first)
   double tolerance;
   std::int64_t max_iterations;
   std::int64_t stall_window;
@@ -73,17 +74,21 @@ __device__ T block_sum(T v, T* scratch) {
   return total;
 }
 
-/// The learning rate in effect: given, or the automatic one on the device.
-__device__ inline double learning_rate_of(const gd_kernel_options& o, const double* automatic) {
-  return o.learning_rate > 0 ? o.learning_rate : *automatic;
+/// Whether the L values at v are all finite, for every thread of the block
+/// (each thread checks a stride; a block sum gathers the count).
+template <class T>
+__device__ bool block_all_finite(const T* v, std::int64_t L, int* scratch) {
+  int bad = 0;
+  for (std::int64_t i = threadIdx.x; i < L; i += blockDim.x) { bad += is_finite(v[i]) ? 0 : 1; }
+  return block_sum(bad, scratch) == 0;
 }
 
-/// 1/λ into *rate, λ from the power iteration on the symmetric L × L matrix A
+/// λ into *lambda_out, from the power iteration on the symmetric L × L matrix A
 /// in one block: the loop of `power_iteration` in train.hpp, in double. v and u
 /// are L doubles of scratch each. A is read by columns (A[j·L + i] for thread i):
 /// coalesced, and the same values as rows since A is symmetric.
 template <class T>
-__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* rate) {
+__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda_out) {
   __shared__ double scratch[40];
   std::int64_t const t = threadIdx.x;
   std::int64_t const threads = blockDim.x;
@@ -109,7 +114,7 @@ __global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, do
     __syncthreads();
     if (it > 0 && fabs(lambda - before) <= 1e-10 * lambda) { break; }
   }
-  if (t == 0) { *rate = 1.0 / lambda; }
+  if (t == 0) { *lambda_out = lambda; }
 }
 
 /// Shared memory of the single-launch kernel for L unknowns: block sums, A, and
@@ -123,7 +128,7 @@ constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
 /// A (L × L) and B (N × L, row n = b_n) built once.
 template <class T>
 __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, gd_kernel_options o,
-                                         const double* automatic_rate, device_output_report* report) {
+                                         device_output_report* report) {
   extern __shared__ double shared[];
   double* const scratch = shared;  // 40: block sums
   T* const a = reinterpret_cast<T*>(scratch + 40);
@@ -143,7 +148,7 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
     previous[i] = w[i];
   }
   __syncthreads();
-  T const step = static_cast<T>(learning_rate_of(o, automatic_rate));
+  T const step = static_cast<T>(o.learning_rate);
 
   gd_monitor<T> monitor{static_cast<T>(o.tolerance), o.stall_window};
   nesterov_state momentum;
@@ -188,6 +193,8 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
       break;
     }
   }
+  // Success means finite weights: the last update can overflow where its gradient did not.
+  if (!block_all_finite(w, L, reinterpret_cast<int*>(scratch))) { r.status = static_cast<int>(fit_status::diverged); }
   for (std::int64_t i = t; i < L; i += threads) { W[n * L + i] = w[i]; }
   if (t == 0) { report[n] = r; }
 }
@@ -223,8 +230,7 @@ __global__ void init_outputs_kernel(output_state<T>* state, T* W, T* previous, T
 /// counts the outputs still running after this step.
 template <class T>
 __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous, T* point, const T* G, const T* B,
-                                      std::int64_t L, gd_kernel_options o, const double* automatic_rate,
-                                      int* running_count) {
+                                      std::int64_t L, gd_kernel_options o, int* running_count) {
   __shared__ double scratch[40];
   std::int64_t const n = blockIdx.x;
   output_state<T>& s = state[n];
@@ -235,7 +241,7 @@ __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous,
   const T* const gn = G + n * L;
   const T* const bn = B != nullptr ? B + n * L : nullptr;
   auto const grad = [&](std::int64_t i) { return bn != nullptr ? gn[i] - bn[i] : gn[i]; };
-  T const lr = static_cast<T>(learning_rate_of(o, automatic_rate));
+  T const lr = static_cast<T>(o.learning_rate);
   T part = T(0);
   for (std::int64_t i = threadIdx.x; i < L; i += blockDim.x) {
     T const g = grad(i);
@@ -265,7 +271,11 @@ __global__ void update_outputs_kernel(output_state<T>* state, T* W, T* previous,
     } else if (it + 1 >= o.max_iterations) {
       stop = static_cast<int>(fit_status::max_iterations);
     }
+    // Success means finite weights: the update can overflow where its gradient did not.
     __syncthreads();
+    if (stop >= 0 && !block_all_finite(w, L, reinterpret_cast<int*>(scratch))) {
+      stop = static_cast<int>(fit_status::diverged);
+    }
     if (threadIdx.x == 0) {
       s.momentum = momentum;
       s.report.iterations = it + 1;
@@ -375,7 +385,7 @@ void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A,
 template <class T>
 std::vector<output_state<T>> cublas_iterations(cudaStream_t stream, cublasHandle_t h, matrix<const T> X,
                                                matrix<const T> Y, matrix<T> W, const T* A, const T* B,
-                                               const double* rate, const gd_options& o, const gd_kernel_options& ko) {
+                                               const gd_options& o, const gd_kernel_options& ko) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   bool const gram = B != nullptr;
   stream_buffer<T> D(gram ? 0 : K * N, stream), previous(N * L, stream), point(N * L, stream), G(N * L, stream);
@@ -401,7 +411,7 @@ std::vector<output_state<T>> cublas_iterations(cudaStream_t stream, cublasHandle
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, D.get(), N, T(0), G.get(), L);
       }
       launch(update_outputs_kernel<T>, N, block, 0, s, state.get(), W.data_handle(), previous.get(), point.get(),
-             static_cast<const T*>(G.get()), B, L, ko, rate, b + 1 == iterations ? running.get() : nullptr);
+             static_cast<const T*>(G.get()), B, L, ko, b + 1 == iterations ? running.get() : nullptr);
     }
   };
 
@@ -445,8 +455,6 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   check_fit(policy, X, Y, W, o);
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
-  gd_kernel_options const ko{o.learning_rate ? *o.learning_rate : 0.0, o.tolerance, o.max_iterations, o.stall_window,
-                             o.seed, static_cast<int>(o.init), o.method == gd_method::nesterov ? 1 : 0};
   gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
   bool const single = forced_path == 1 || (forced_path == 0 && formulation == gd_formulation::gram && single_launch_fits<T>(L));
   if (single) {
@@ -460,11 +468,19 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   bool const need_A = gram || !o.learning_rate;
   stream_buffer<T> A(need_A ? L * L : 0, stream), B(gram ? N * L : 0, stream);
   if (need_A) { gram_matrices<T>(h, X, Y, A.get(), B.get()); }
-  stream_buffer<double> rate(1, stream), power_vectors(o.learning_rate ? 0 : 2 * L, stream);
+  // The automatic rate: λmax on the device, checked here before anything writes W.
+  double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate) {
+    stream_buffer<double> power(2 * L + 1, stream);
     launch(power_iteration_kernel<T>, 1, power_block_size(L), 0, stream, static_cast<const T*>(A.get()), L,
-           power_vectors.get(), power_vectors.get() + L, rate.get());
+           power.get(), power.get() + L, power.get() + 2 * L);
+    double lambda = 0;
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power.get() + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+    learning_rate = automatic_learning_rate<T>(lambda);
   }
+  gd_kernel_options const ko{learning_rate, o.tolerance, o.max_iterations, o.stall_window, o.seed,
+                             static_cast<int>(o.init), o.method == gd_method::nesterov ? 1 : 0};
 
   std::vector<device_output_report> reports(static_cast<std::size_t>(N));
   if (single) {
@@ -473,19 +489,16 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
     FUSEKIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
     stream_buffer<device_output_report> d_reports(N, stream);
     launch(kernel, N, train_block_size(L), shared, stream, static_cast<const T*>(A.get()), static_cast<const T*>(B.get()),
-           W.data_handle(), L, ko, static_cast<const double*>(rate.get()), d_reports.get());
+           W.data_handle(), L, ko, d_reports.get());
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(reports.data(), d_reports.get(), reports.size() * sizeof(device_output_report),
                                      cudaMemcpyDeviceToHost, stream));
   } else {
-    auto const states = cublas_iterations<T>(stream, h, X, Y, W, A.get(), gram ? B.get() : nullptr, rate.get(), o, ko);
+    auto const states = cublas_iterations<T>(stream, h, X, Y, W, A.get(), gram ? B.get() : nullptr, o, ko);
     for (std::size_t n = 0; n < states.size(); ++n) { reports[n] = states[n].report; }
   }
-  fit_report report;
-  report.learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
-  if (!o.learning_rate) {
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&report.learning_rate, rate.get(), sizeof(double), cudaMemcpyDeviceToHost, stream));
-  }
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  fit_report report;
+  report.learning_rate = learning_rate;
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
   report.path = single ? "single_launch" : "cublas";
   report.outputs.resize(reports.size());

@@ -51,6 +51,7 @@
 #include <cuda/std/span>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -118,11 +119,11 @@ namespace detail {
 /// First argument of the backend entry points (see reduce_tag).
 struct train_tag {};
 
-/// Non-finite elements, counted by a one-pass reduction.
+/// Non-finite elements, counted by a one-pass reduction (on the bits: -ffast-math safe).
 struct count_non_finite {
   template <class T>
   FUSEKIT_HD FUSEKIT_FORCEINLINE std::int64_t operator()(T x) const {
-    return (x - x == x - x) ? 0 : 1;  // x − x is NaN exactly for NaN and ±inf
+    return is_finite(x) ? 0 : 1;
   }
 };
 
@@ -148,6 +149,41 @@ constexpr void check_train_type() {
                 "fusekit::fit and fusekit::predict train in float or double");
 }
 
+template <class T>
+constexpr const char* type_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
+
+/// A double for a message: "nan", "inf" and exponents spelled out (-ffast-math safe).
+inline std::string describe_value(double v) {
+  if (is_nan(v)) { return "NaN"; }
+  if (!is_finite(v)) { return v > 0 ? "+inf" : "-inf"; }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+/// Whether v is positive and finite, also once rounded to T (1e39 is inf and
+/// 1e-50 is 0 in float). Decided on the bits, so NaN is caught under -ffast-math.
+template <class T>
+bool positive_finite_in(double v) {
+  return is_finite(v) && v > 0 && is_finite(static_cast<T>(v)) && static_cast<T>(v) > T(0);
+}
+
+/// The automatic learning rate 1/λ from the power iteration's λ, or a clear
+/// error when X cannot give one: λ = 0 (X is zero, or so small that XᵀX
+/// underflows), λ not finite (XᵀX overflows T), or 1/λ not finite in T.
+template <class T>
+double automatic_learning_rate(double lambda) {
+  double const rate = 1.0 / lambda;
+  FUSEKIT_EXPECTS(is_finite(lambda) && lambda > 0 && positive_finite_in<T>(rate),
+                  std::string("fusekit::fit: X gives λmax(XᵀX) = ") + describe_value(lambda) +
+                      ", so the automatic learning rate 1/λmax is not a positive finite " + type_name<T>() +
+                      " (X is zero, or too small or too large for its squares in " + type_name<T>() +
+                      "); scale X, or pass a learning_rate");
+  return rate;
+}
+
 template <class Policy, class T>
 void check_fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   check_train_type<T>();
@@ -163,14 +199,26 @@ void check_fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
                   std::string(f) + ": W is " + std::to_string(W.extent(0)) + " x " + std::to_string(W.extent(1)) +
                       " but must be N x L = " + std::to_string(Y.extent(1)) + " x " + std::to_string(X.extent(1)));
   if (o.learning_rate) {
-    FUSEKIT_EXPECTS(std::isfinite(*o.learning_rate) && *o.learning_rate > 0,
-                    std::string(f) + ": learning_rate is " + std::to_string(*o.learning_rate) +
-                        "; it must be positive and finite (or unset for the automatic rate)");
+    FUSEKIT_EXPECTS(positive_finite_in<T>(*o.learning_rate),
+                    std::string(f) + ": learning_rate is " + describe_value(*o.learning_rate) + "; it must be positive " +
+                        "and finite in " + type_name<T>() + " (or unset for the automatic rate)");
   }
-  FUSEKIT_EXPECTS(std::isfinite(o.tolerance) && o.tolerance > 0,
-                  std::string(f) + ": tolerance is " + std::to_string(o.tolerance) + "; it must be positive and finite");
-  FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations must be at least 1");
-  FUSEKIT_EXPECTS(o.stall_window >= 1, std::string(f) + ": stall_window must be at least 1");
+  FUSEKIT_EXPECTS(positive_finite_in<T>(o.tolerance), std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
+                                                          "; it must be positive and finite in " + type_name<T>());
+  FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations is " + std::to_string(o.max_iterations) +
+                                             "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.stall_window >= 1, std::string(f) + ": stall_window is " + std::to_string(o.stall_window) +
+                                           "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.method == gd_method::plain || o.method == gd_method::nesterov,
+                  std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
+                      ", not a gd_method (plain or nesterov)");
+  FUSEKIT_EXPECTS(o.formulation == gd_formulation::automatic || o.formulation == gd_formulation::direct ||
+                      o.formulation == gd_formulation::gram,
+                  std::string(f) + ": formulation is " + std::to_string(static_cast<int>(o.formulation)) +
+                      ", not a gd_formulation (automatic, direct or gram)");
+  FUSEKIT_EXPECTS(o.init == gd_init::zeros || o.init == gd_init::warm_start || o.init == gd_init::uniform,
+                  std::string(f) + ": init is " + std::to_string(static_cast<int>(o.init)) +
+                      ", not a gd_init (zeros, warm_start or uniform)");
   named_range const x = describe_matrix("X", X), y = describe_matrix("Y", Y), w = describe_matrix("W", W);
   for (const auto& r : {x, y, w}) {
     expect_not_null(f, r);
@@ -251,7 +299,7 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<T>&
   const T* y = Y.data_handle();
   (void)threads;
 #if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4) if (K * L * L >= cpu_parallel_threshold)
 #endif
   for (std::int64_t i = 0; i < L; ++i) {
     T* a = A.data() + i * L;
@@ -262,7 +310,7 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<T>&
     }
   }
 #if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (K * L * N >= cpu_parallel_threshold)
 #endif
   for (std::int64_t n = 0; n < N; ++n) {
     T* b = B.data() + n * L;
@@ -312,6 +360,14 @@ T gram_gradient(const T* A, const T* b, std::int64_t L, const T* v, T* g) {
   return g2;
 }
 
+/// Whether every one of the n values at v is finite (on the bits).
+template <class T>
+bool all_finite(const T* v, std::int64_t n) {
+  bool finite = true;
+  for (std::int64_t i = 0; i < n; ++i) { finite = finite && is_finite(v[i]); }
+  return finite;
+}
+
 /// Trains one output: w (length L) in place; `gradient(v, g)` returns gradᵀgrad at v.
 template <class T, class Gradient>
 output_report cpu_descend(T* w, std::int64_t L, T lr, const gd_options& o, Gradient gradient) {
@@ -319,6 +375,8 @@ output_report cpu_descend(T* w, std::int64_t L, T lr, const gd_options& o, Gradi
   gd_monitor<T> monitor{static_cast<T>(o.tolerance), o.stall_window};
   nesterov_state momentum;
   output_report r;
+  r.status = fit_status::max_iterations;
+  r.iterations = o.max_iterations;
   for (std::int64_t it = 0; it < o.max_iterations; ++it) {
     const T* at = w;
     if (o.method == gd_method::nesterov) {
@@ -332,7 +390,7 @@ output_report cpu_descend(T* w, std::int64_t L, T lr, const gd_options& o, Gradi
     if (stop >= 0) {
       r.status = static_cast<fit_status>(stop);
       r.iterations = it;
-      return r;
+      break;
     }
     if (o.method == gd_method::nesterov) {
       // Restart when the step goes uphill: gᵀ(w_new − w) > 0, w_new = point − lr·g.
@@ -350,11 +408,11 @@ output_report cpu_descend(T* w, std::int64_t L, T lr, const gd_options& o, Gradi
     if (g2 < static_cast<T>(o.tolerance)) {
       r.status = fit_status::converged;
       r.iterations = it + 1;
-      return r;
+      break;
     }
   }
-  r.status = fit_status::max_iterations;
-  r.iterations = o.max_iterations;
+  // Success means finite weights: the last update can overflow where its gradient did not.
+  if (!all_finite(w, L)) { r.status = fit_status::diverged; }
   return r;
 }
 
@@ -372,16 +430,16 @@ fit_report run_fit(train_tag, const cpu& policy, matrix<const T> X, matrix<const
   if (o.learning_rate) {
     report.learning_rate = *o.learning_rate;
   } else if (gram) {
-    report.learning_rate = 1.0 / power_iteration(L, [&](const double* v, double* u) {
+    report.learning_rate = automatic_learning_rate<T>(power_iteration(L, [&](const double* v, double* u) {
       for (std::int64_t i = 0; i < L; ++i) {
         double s = 0;
         for (std::int64_t j = 0; j < L; ++j) { s += static_cast<double>(A[i * L + j]) * v[j]; }
         u[i] = s;
       }
-    });
+    }));
   } else {
     std::vector<double> t(static_cast<std::size_t>(K));
-    report.learning_rate = 1.0 / power_iteration(L, [&](const double* v, double* u) {
+    report.learning_rate = automatic_learning_rate<T>(power_iteration(L, [&](const double* v, double* u) {
       for (std::int64_t k = 0; k < K; ++k) {
         double s = 0;
         for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(X(k, l)) * v[l]; }
@@ -391,13 +449,18 @@ fit_report run_fit(train_tag, const cpu& policy, matrix<const T> X, matrix<const
       for (std::int64_t k = 0; k < K; ++k) {
         for (std::int64_t l = 0; l < L; ++l) { u[l] += static_cast<double>(X(k, l)) * t[k]; }
       }
-    });
+    }));
   }
   auto const lr = static_cast<T>(report.learning_rate);
   report.outputs.resize(static_cast<std::size_t>(N));
   T* const w_all = W.data_handle();
+  // Outputs in parallel only when one iteration over all of them is work enough:
+  // a team for a small fit costs more than it saves, and on a busy machine one
+  // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
+  bool const parallel = N * L * (gram ? L : K) >= cpu_parallel_threshold;
+  (void)parallel;
 #if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (parallel)
 #endif
   for (std::int64_t n = 0; n < N; ++n) {
     T* w = w_all + n * L;
@@ -436,6 +499,26 @@ void run_predict(train_tag, const cpu& policy, matrix<const T> X, matrix<const T
 
 }  // namespace detail
 
+namespace detail {
+template <class M>
+struct is_mdspan : std::false_type {};
+template <class T, class E, class L, class A>
+struct is_mdspan<::cuda::std::mdspan<T, E, L, A>> : std::true_type {};
+
+template <class M>
+struct is_not_row_major : std::false_type {};
+template <class T, class E, class L, class A>
+struct is_not_row_major<::cuda::std::mdspan<T, E, L, A>>
+    : std::bool_constant<!std::is_same_v<L, ::cuda::std::layout_right>> {};
+
+/// Whether `Ms` are mdspans and one of them is not row-major (layout_right).
+template <class... Ms>
+inline constexpr bool any_not_row_major_v = (is_mdspan<Ms>::value && ...) && (is_not_row_major<Ms>::value || ...);
+
+template <class...>
+inline constexpr bool always_false_v = false;
+}  // namespace detail
+
 /// Trains W (N × L) so that X Wᵀ ≈ Y, one output (row of W) at a time; see the
 /// file comment. Returns a host report (synchronizes with `fusekit::cuda`).
 template <class Policy, class T>
@@ -447,6 +530,26 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
 template <class Policy, class T>
 void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   run_predict(detail::train_tag{}, policy, X, W, Y_hat);
+}
+
+/// A strided or column-major view is rejected at compile time: fusekit reads
+/// every matrix as row-major and contiguous, and converting such a view to
+/// `fusekit::matrix` would read the wrong elements.
+template <class Policy, class MX, class MY, class MW,
+          std::enable_if_t<detail::any_not_row_major_v<MX, MY, MW>, int> = 0>
+fit_report fit(const Policy&, const MX&, const MY&, const MW&, const gd_options& = {}) {
+  static_assert(detail::always_false_v<MX>,
+                "fusekit::fit reads X, Y and W as row-major contiguous matrices (cuda::std::layout_right); "
+                "copy a strided or column-major view into a fusekit::matrix first");
+  return {};
+}
+
+template <class Policy, class MX, class MW, class MY,
+          std::enable_if_t<detail::any_not_row_major_v<MX, MW, MY>, int> = 0>
+void predict(const Policy&, const MX&, const MW&, const MY&) {
+  static_assert(detail::always_false_v<MX>,
+                "fusekit::predict reads X, W and Y_hat as row-major contiguous matrices (cuda::std::layout_right); "
+                "copy a strided or column-major view into a fusekit::matrix first");
 }
 
 }  // namespace fusekit

@@ -3,12 +3,14 @@
 // Shared by fusekit's tests: the CUDA-device check, ulp distances against
 // long-double references, and reproducible data.
 
+#include <fusekit/detail/numeric.hpp>
 #include <fusekit/policy.hpp>
 
 #include "data.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,12 +22,27 @@ namespace fusekit::test {
 /// Whether a CUDA device is present; GPU tests skip without one.
 inline bool cuda_device_present() { return fusekit::cuda_device_count() > 0; }
 
+/// NaN and finiteness by the bits: the tests also run built with -ffast-math,
+/// where std::isnan and std::isfinite fold to constants.
+template <class T>
+bool is_nan(T x) {
+  return fusekit::detail::is_nan(x);
+}
+template <class T>
+bool is_finite(T x) {
+  return fusekit::detail::is_finite(x);
+}
+inline bool is_nan(long double x) { return fusekit::detail::is_nan(static_cast<double>(x)); }
+inline bool is_finite(long double x) {
+  return fusekit::detail::is_finite(static_cast<double>(x)) && fabsl(x) <= LDBL_MAX;
+}
+
 /// Distance of `y` from the exact value `ref`, in units of the spacing of T
 /// at |ref| (an ulp of the exact result). NaN matches NaN only.
 template <class T>
 double ulp_error(T y, long double ref) {
-  if (std::isnan(ref) || std::isnan(y)) { return std::isnan(ref) && std::isnan(y) ? 0.0 : 1e30; }
-  if (std::isinf(ref) || std::isinf(y)) { return y == ref ? 0.0 : 1e30; }
+  if (is_nan(ref) || is_nan(y)) { return is_nan(ref) && is_nan(y) ? 0.0 : 1e30; }
+  if (!is_finite(ref) || !is_finite(y)) { return y == ref ? 0.0 : 1e30; }
   constexpr int digits = std::numeric_limits<T>::digits;
   constexpr int min_exp = std::numeric_limits<T>::min_exponent;
   int e = 0;

@@ -12,9 +12,11 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/numeric.hpp>
+#include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 
 #include <cstdint>
+#include <string>
 
 #if FUSEKIT_HAS_OPENMP
 #include <omp.h>
@@ -38,15 +40,24 @@
 namespace fusekit {
 namespace detail {
 
+/// `cpu{threads}` above this many threads per processor is clamped to it.
+inline constexpr int cpu_thread_limit_per_processor = 4;
+
 /// Below this many elements a loop runs on the calling thread: starting a
 /// thread team costs more than the work.
 inline constexpr std::int64_t cpu_parallel_threshold = 1 << 15;
 
+/// The threads a CPU call uses: OpenMP's default for 0, else `threads` up to 4
+/// per processor (more only adds contention, and a huge team exhausts memory:
+/// `cpu{INT_MAX}` used to end the process). A negative count is rejected.
 inline int cpu_thread_count(const cpu& policy) {
+  FUSEKIT_EXPECTS(policy.threads >= 0, "fusekit::cpu: threads is " + std::to_string(policy.threads) +
+                                           "; it must be 0 (OpenMP's default) or a positive count");
 #if FUSEKIT_HAS_OPENMP
-  return policy.threads > 0 ? policy.threads : omp_get_max_threads();
+  if (policy.threads == 0) { return omp_get_max_threads(); }
+  int const most = cpu_thread_limit_per_processor * omp_get_num_procs();
+  return policy.threads < most ? policy.threads : most;
 #else
-  (void)policy;
   return 1;
 #endif
 }

@@ -26,9 +26,22 @@ namespace detail {
 inline constexpr std::int64_t cpu_sum_block = 4096;
 
 /// The type block sums are carried in: double for floating accumulators, the
-/// accumulator itself for integers.
+/// accumulator's unsigned twin for integers (two's-complement wrap-around is
+/// defined for unsigned types only; converting back gives the wrapped value).
 template <class Acc>
-using cpu_carry_t = std::conditional_t<std::is_floating_point_v<Acc>, double, Acc>;
+using cpu_carry_t = typename std::conditional_t<std::is_floating_point_v<Acc>, std::common_type<double>,
+                                                std::make_unsigned<Acc>>::type;
+
+/// The carried total as the accumulator: one rounding for floating types (to
+/// ±inf beyond float's range: convert), the wrapped value for integers.
+template <class Acc, class Carry>
+Acc narrow_sum(Carry total) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return convert<Acc>(total);
+  } else {
+    return static_cast<Acc>(total);
+  }
+}
 
 template <class Acc, class Src>
 cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
@@ -62,7 +75,7 @@ Acc cpu_parallel_sum_loop(int threads, const Src& src, std::int64_t n) {
     std::int64_t const end = begin + cpu_sum_block < n ? begin + cpu_sum_block : n;
     total += cpu_block_sum<Acc>(src, begin, end);
   }
-  return static_cast<Acc>(total);
+  return narrow_sum<Acc>(total);
 }
 
 #if FUSEKIT_CPU_DISPATCH

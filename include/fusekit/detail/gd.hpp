@@ -5,8 +5,7 @@
 /// kernels: the stopping rules and the momentum schedule.
 
 #include <fusekit/config.hpp>
-
-#include <cuda/std/limits>
+#include <fusekit/detail/numeric.hpp>
 
 #include <cstdint>
 
@@ -57,7 +56,7 @@ struct gd_monitor {
   /// status to stop with. Convergence is decided after the update, as in the
   /// user's loop; this only reports divergence and stalls.
   FUSEKIT_HD int check(T g2, std::int64_t it) {
-    if (!(g2 <= ::cuda::std::numeric_limits<T>::max())) { return int(fit_status::diverged); }  // NaN or inf
+    if (!is_finite(g2)) { return int(fit_status::diverged); }  // NaN or inf, by the bits (-ffast-math safe)
     if (first < T(0)) {
       first = g2;
       best = g2;

@@ -17,7 +17,10 @@
 /// (the rest round to 1; the sign only mirrors): at most 1.53 ulp without FMA
 /// contraction and 1.59 ulp with it (the device contracts by default). ±0 keeps
 /// its sign, subnormals are kept, ±inf gives exactly ±1, NaN gives NaN, and no
-/// finite input gives NaN.
+/// finite input gives NaN. Nothing in it depends on strict IEEE semantics that
+/// -ffast-math relaxes: the rounding of k is a conversion to int, the selects
+/// and the NaN test work on the bits (under -ffast-math, which flushes
+/// subnormals to zero, a subnormal x gives ±0).
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/numeric.hpp>
@@ -28,8 +31,13 @@
 namespace fusekit {
 namespace detail {
 
-/// Largest error of `tanh_float`, in ulp of the exact result.
+/// Largest error of `tanh_float`, in ulp of the exact result, for normal x: in
+/// every host build (-ffast-math included) and on the device by default.
 inline constexpr double tanh_float_max_ulp = 1.6;
+
+/// ... on the device under `nvcc --use_fast_math`, whose approximate division
+/// (≤ 2 ulp) adds at most 1 ulp: the quotient 2/(e^{2|x|} + 1) is at most 1/2.
+inline constexpr double tanh_float_max_ulp_use_fast_math = 2.6;
 
 FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   // Selects are done on the bits, with masks: a floating-point select or a
@@ -40,11 +48,13 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   float const a = bit_cast<float>(clamped);
 
   // e = e^{2a} = 2^k e^r; k ≤ 29, so k·ln2_hi is exact (ln2_hi has 9 trailing zero bits).
+  // k = round(y / ln2) by a conversion to int (y ≥ 0: truncating y/ln2 + 1/2 rounds
+  // half up), which no fast-math flag folds; the classic `+ 1.5·2^23 − 1.5·2^23`
+  // rounding trick is folded away by reassociation under -ffast-math.
   float const y = a + a;
-  constexpr float round_magic = 12582912.0f;  // 1.5 · 2^23: adding it rounds to an integer
-  float const kr = y * 1.44269502f + round_magic;
-  std::uint32_t const k_bits = bit_cast<std::uint32_t>(kr) - bit_cast<std::uint32_t>(round_magic);
-  float const k = kr - round_magic;
+  std::int32_t const ki = static_cast<std::int32_t>(y * 1.44269502f + 0.5f);
+  std::uint32_t const k_bits = static_cast<std::uint32_t>(ki);
+  float const k = static_cast<float>(ki);
   float const r = (y - k * 6.9314575195e-01f) - k * 1.4286067653e-06f;
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;

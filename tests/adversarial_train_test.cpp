@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: Apache-2.0
+// train.hpp, called the way a careless or unlucky user would: degenerate and
+// extreme data, options out of range or out of the type's range, and random
+// problems with random options. Every call either throws invalid_argument
+// naming the argument, with W untouched, or returns statuses that tell the
+// truth: `converged` only with finite weights whose last gradient met the
+// tolerance. Also the loop's exact behaviour against independent copies:
+// Nesterov's iteration counts, the automatic rate against a long-double
+// eigenvalue, the divergence threshold, the uniform start and the automatic
+// formulation's boundary.
+#include <fusekit/fusekit.hpp>
+
+#include "common/test_support.hpp"
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_init;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::test::make_problem;
+using fusekit::test::problem;
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+template <class T>
+fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
+  W.resize(static_cast<std::size_t>(p.N * p.L));
+  return fusekit::fit(fusekit::cpu{threads}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
+                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
+}
+
+// Rejected with every needle in the message, and W's bytes as they were.
+template <class T>
+void expect_rejected(const problem<T>& p, const gd_options& o, const std::vector<std::string>& needles) {
+  std::vector<T> W(static_cast<std::size_t>(p.N * p.L));
+  for (std::size_t i = 0; i < W.size(); ++i) { W[i] = static_cast<T>(0.5 + static_cast<double>(i)); }
+  std::vector<T> const before = W;
+  try {
+    fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
+                 fusekit::matrix<T>(W.data(), p.N, p.L), o);
+    ADD_FAILURE() << "not rejected: " << needles[0];
+  } catch (const fusekit::invalid_argument& e) {
+    for (const auto& needle : needles) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
+  }
+  EXPECT_EQ(0, std::memcmp(W.data(), before.data(), W.size() * sizeof(T))) << "W written before rejecting";
+}
+
+template <class T>
+problem<T> scaled(problem<T> p, double s) {
+  for (auto& x : p.X) { x = static_cast<T>(static_cast<double>(x) * s); }
+  return p;
+}
+
+// ---- degenerate data: no automatic rate, a clear error -----------------------
+
+TEST(AdversarialFit, ZeroXHasNoAutomaticRate) {
+  auto p = make_problem<double>(30, 5, 2, 1, false, 0.0);
+  for (auto& x : p.X) { x = 0; }
+  for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+    gd_options o;
+    o.formulation = f;
+    expect_rejected(p, o, {"fusekit::fit", "λmax", "= 0", "learning_rate"});
+  }
+  // With a rate given, a zero X is a problem every W solves: the gradient is 0 at once.
+  gd_options o;
+  o.learning_rate = 0.1;
+  std::vector<double> W;
+  auto const r = fit(p, W, o);
+  for (const auto& out : r.outputs) {
+    EXPECT_EQ(out.status, fit_status::converged);
+    EXPECT_EQ(out.iterations, 1);
+  }
+  for (double w : W) { EXPECT_EQ(w, 0.0); }
+}
+
+TEST(AdversarialFit, TinyOrHugeXHasNoAutomaticRateInItsType) {
+  auto const pd = make_problem<double>(40, 6, 2, 2, false, 0.0);
+  expect_rejected(scaled(pd, 1e-160), gd_options{}, {"λmax", "double", "scale X"});  // XᵀX underflows
+  auto const pf = make_problem<float>(40, 6, 2, 3, false, 0.0);
+  expect_rejected(scaled(pf, 1e-25), gd_options{}, {"λmax", "float"});  // 1/λ ≈ 1e48: not a float
+  expect_rejected(scaled(pf, 1e20), gd_options{}, {"λmax", "float"});   // XᵀX overflows float
+}
+
+// ---- options checked in the precision they are used in ---------------------
+
+TEST(AdversarialFit, OptionsOutOfTheirTypesRange) {
+  auto const pf = make_problem<float>(20, 4, 2, 4, false, 0.0);
+  auto const pd = make_problem<double>(20, 4, 2, 4, false, 0.0);
+  for (double lr : {1e39, 1e-50, 0.0, -1.0, double(NAN), double(INFINITY), -double(INFINITY)}) {
+    gd_options o;
+    o.learning_rate = lr;
+    expect_rejected(pf, o, {"learning_rate", "float"});
+  }
+  for (double lr : {0.0, -0.0, double(NAN), -double(INFINITY)}) {
+    gd_options o;
+    o.learning_rate = lr;
+    expect_rejected(pd, o, {"learning_rate", "double"});
+  }
+  for (double tol : {1e39, 1e-50, 0.0, -1e-8, double(NAN), double(INFINITY)}) {
+    gd_options o;
+    o.tolerance = tol;
+    expect_rejected(pf, o, {"tolerance", "float"});
+  }
+  gd_options o;
+  o.learning_rate = 1e30;  // a float, and finite: accepted
+  o.max_iterations = 3;
+  std::vector<float> W;
+  EXPECT_NO_THROW(fit(pf, W, o));
+}
+
+TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
+  auto const p = make_problem<double>(20, 4, 2, 5, false, 0.0);
+  {
+    gd_options o;
+    o.stall_window = 0;
+    expect_rejected(p, o, {"stall_window", "0", "at least 1"});
+  }
+  {
+    gd_options o;
+    o.max_iterations = -5;
+    expect_rejected(p, o, {"max_iterations", "-5"});
+  }
+  {
+    gd_options o;
+    o.method = static_cast<gd_method>(7);
+    expect_rejected(p, o, {"method", "7", "plain or nesterov"});
+  }
+  {
+    gd_options o;
+    o.formulation = static_cast<gd_formulation>(-1);
+    expect_rejected(p, o, {"formulation", "-1"});
+  }
+  {
+    gd_options o;
+    o.init = static_cast<gd_init>(3);
+    expect_rejected(p, o, {"init", "3"});
+  }
+  std::vector<double> W(8);
+  EXPECT_THROW(fusekit::fit(fusekit::cpu{-2}, cmatrix<double>(p.X.data(), 20, 4), cmatrix<double>(p.Y.data(), 20, 2),
+                            fusekit::matrix<double>(W.data(), 2, 4)),
+               fusekit::invalid_argument);
+}
+
+// ---- a success is a right answer ---------------------------------------------
+
+// gradᵀgrad ≈ 1e20 meets a tolerance of 1e30, but the step lr·grad ≈ 1e40
+// overflows float: the weights are not a solution, so the output diverged.
+TEST(AdversarialFit, ConvergedNeverHasNonFiniteWeights) {
+  auto p = make_problem<float>(20, 3, 2, 6, true, 0.0);
+  for (auto& x : p.X) { x *= 1e4f; }
+  for (auto& y : p.Y) { y *= 1e4f; }
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+      gd_options o;
+      o.learning_rate = 1e30;
+      o.tolerance = 1e30;
+      o.method = m;
+      o.formulation = f;
+      std::vector<float> W;
+      auto const r = fit(p, W, o);
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        bool finite = true;
+        for (std::int64_t l = 0; l < p.L; ++l) { finite = finite && fusekit::test::is_finite(W[n * p.L + l]); }
+        EXPECT_FALSE(finite);
+        EXPECT_EQ(r.outputs[n].status, fit_status::diverged) << fusekit::to_string(r.outputs[n].status);
+      }
+    }
+  }
+}
+
+// Random problems, random options, some absurd: whatever the status, it is true.
+TEST(AdversarialFit, RandomOptionsGiveTruthfulStatuses) {
+  std::mt19937 gen(2024);
+  std::uniform_int_distribution<int> dim(1, 12), pick(0, 5);
+  std::uniform_real_distribution<double> log_scale(-8.0, 8.0);
+  for (int trial = 0; trial < 150; ++trial) {
+    std::int64_t const K = dim(gen), L = dim(gen), N = dim(gen) % 4 + 1;
+    auto p = make_problem<double>(K, L, N, static_cast<std::uint32_t>(trial), trial % 2 == 0, 0.1);
+    double const scale = std::pow(10.0, log_scale(gen) / 2);
+    for (auto& x : p.X) { x *= scale; }
+    gd_options o;
+    if (pick(gen) < 4) { o.learning_rate = std::pow(10.0, log_scale(gen)); }
+    o.tolerance = std::pow(10.0, log_scale(gen) * 2);
+    o.max_iterations = 1 + pick(gen) * 400;
+    o.stall_window = 1 + pick(gen) * 50;
+    o.method = pick(gen) % 2 ? gd_method::nesterov : gd_method::plain;
+    o.formulation = static_cast<gd_formulation>(pick(gen) % 3);
+    o.init = static_cast<gd_init>(pick(gen) % 3);
+    std::vector<double> W(static_cast<std::size_t>(N * L), 0.25);
+    fusekit::fit_report r;
+    try {
+      r = fusekit::fit(fusekit::cpu{}, cmatrix<double>(p.X.data(), K, L), cmatrix<double>(p.Y.data(), K, N),
+                       fusekit::matrix<double>(W.data(), N, L), o);
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("learning rate"), std::string::npos) << e.what();
+      continue;  // only the automatic rate may be impossible for this data
+    }
+    ASSERT_EQ(r.outputs.size(), static_cast<std::size_t>(N));
+    for (std::int64_t n = 0; n < N; ++n) {
+      const auto& out = r.outputs[n];
+      bool finite = true;
+      for (std::int64_t l = 0; l < L; ++l) { finite = finite && fusekit::test::is_finite(W[n * L + l]); }
+      EXPECT_GE(out.iterations, 0);
+      EXPECT_LE(out.iterations, o.max_iterations);
+      if (out.status == fit_status::converged) {
+        EXPECT_TRUE(finite) << "trial " << trial;
+        EXPECT_LT(out.grad_norm2, o.tolerance) << "trial " << trial;
+      }
+      if (!finite) { EXPECT_EQ(out.status, fit_status::diverged) << "trial " << trial; }
+    }
+  }
+}
+
+// ---- the loop, against independent copies ------------------------------------
+
+// Nesterov with adaptive restart, written out plainly (direct formulation, the
+// sums in index order): momentum j/(j+3), gradient at the extrapolated point,
+// restart when gᵀ(w_next − w) > 0, stop when gradᵀgrad < tol after the update.
+std::int64_t nesterov_reference_iterations(const problem<double>& p, std::int64_t n, double lr, double tol,
+                                           std::int64_t max_iterations) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<double> w(L, 0.0), prev(L, 0.0), point(L), delta(K), g(L);
+  std::int64_t j = 0;
+  for (std::int64_t it = 0; it < max_iterations; ++it) {
+    double const mu = static_cast<double>(j) / static_cast<double>(j + 3);
+    for (std::int64_t l = 0; l < L; ++l) { point[l] = w[l] + mu * (w[l] - prev[l]); }
+    for (std::int64_t k = 0; k < K; ++k) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * point[l]; }
+      delta[k] = s - p.Y[k * N + n];
+    }
+    for (std::int64_t l = 0; l < L; ++l) { g[l] = 0; }
+    for (std::int64_t k = 0; k < K; ++k) {
+      for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
+    }
+    double g2 = 0;
+    for (std::int64_t l = 0; l < L; ++l) { g2 = g2 + g[l] * g[l]; }
+    double uphill = 0;
+    for (std::int64_t l = 0; l < L; ++l) {
+      double const next = point[l] - lr * g[l];
+      uphill = uphill + g[l] * (next - w[l]);
+      prev[l] = w[l];
+      w[l] = next;
+    }
+    j = uphill > 0 ? 0 : j + 1;
+    if (g2 < tol) { return it + 1; }
+  }
+  return -1;
+}
+
+TEST(AdversarialFit, NesterovTakesExactlyTheReferenceIterations) {
+  auto const p = make_problem<double>(60, 8, 4, 7, true, 0.0);
+  gd_options o;
+  o.learning_rate = 0.005;
+  o.tolerance = 1e-12;
+  o.max_iterations = 200000;
+  o.stall_window = 200000;
+  o.method = gd_method::nesterov;
+  o.formulation = gd_formulation::direct;
+  std::vector<double> W;
+  auto const r = fit(p, W, o);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    std::int64_t const want = nesterov_reference_iterations(p, n, 0.005, 1e-12, o.max_iterations);
+    ASSERT_GT(want, 0);
+    EXPECT_EQ(r.outputs[n].status, fit_status::converged);
+#if defined(__FAST_MATH__)  // reassociated sums: the same iterates up to rounding
+    EXPECT_NEAR(static_cast<double>(r.outputs[n].iterations), static_cast<double>(want), 2 + 0.01 * want) << n;
+#else
+    EXPECT_EQ(r.outputs[n].iterations, want) << "output " << n;
+#endif
+  }
+}
+
+// λmax of A = XᵀX by Jacobi rotations in long double: an independent algorithm.
+long double largest_eigenvalue(const problem<double>& p) {
+  std::int64_t const L = p.L, K = p.K;
+  std::vector<long double> A(L * L, 0);
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      for (std::int64_t k = 0; k < K; ++k) { A[i * L + j] += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j]; }
+    }
+  }
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    long double off = 0;
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t j = i + 1; j < L; ++j) { off += A[i * L + j] * A[i * L + j]; }
+    }
+    if (off < 1e-40L) { break; }
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t j = i + 1; j < L; ++j) {
+        long double const aij = A[i * L + j];
+        if (fabsl(aij) < 1e-300L) { continue; }
+        long double const theta = (A[j * L + j] - A[i * L + i]) / (2 * aij);
+        long double const t = (theta >= 0 ? 1 : -1) / (fabsl(theta) + sqrtl(theta * theta + 1));
+        long double const c = 1 / sqrtl(t * t + 1), s = t * c;
+        for (std::int64_t k = 0; k < L; ++k) {  // A ← Jᵀ A J
+          long double const aki = A[k * L + i], akj = A[k * L + j];
+          A[k * L + i] = c * aki - s * akj;
+          A[k * L + j] = s * aki + c * akj;
+        }
+        for (std::int64_t k = 0; k < L; ++k) {
+          long double const aik = A[i * L + k], ajk = A[j * L + k];
+          A[i * L + k] = c * aik - s * ajk;
+          A[j * L + k] = s * aik + c * ajk;
+        }
+      }
+    }
+  }
+  long double lambda = A[0];
+  for (std::int64_t i = 1; i < L; ++i) { lambda = A[i * L + i] > lambda ? A[i * L + i] : lambda; }
+  return lambda;
+}
+
+TEST(AdversarialFit, AutomaticRateIsOneOverTheLargestEigenvalue) {
+  for (std::uint32_t seed : {8u, 9u, 10u}) {
+    auto const p = make_problem<double>(200, 15, 1, seed, seed % 2 == 0, 0.0);
+    long double const lambda = largest_eigenvalue(p);
+    for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+      gd_options o;
+      o.formulation = f;
+      o.max_iterations = 1;
+      std::vector<double> W;
+      double const lr = fit(p, W, o).learning_rate;
+      EXPECT_NEAR(static_cast<double>(lr * lambda), 1.0, 1e-8) << "seed " << seed << " " << fusekit::to_string(f);
+    }
+  }
+}
+
+// Divergence: gradᵀgrad above 10^12 times its first value. The reference loop
+// finds the first iteration where that holds; fit must stop exactly there.
+TEST(AdversarialFit, DivergenceThresholdIsPinned) {
+  auto const p = make_problem<double>(100, 6, 2, 11, true, 0.0);
+  gd_options probe;
+  probe.max_iterations = 1;
+  std::vector<double> W;
+  double const lr = 2.5 * fit(p, W, probe).learning_rate;
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  for (std::int64_t n = 0; n < N; ++n) {
+    std::vector<double> w(L, 0.0), delta(K), g(L);
+    double first = -1;
+    std::int64_t want = -1;
+    for (std::int64_t it = 0; it < 10000 && want < 0; ++it) {
+      for (std::int64_t k = 0; k < K; ++k) {
+        double s = 0;
+        for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * w[l]; }
+        delta[k] = s - p.Y[k * N + n];
+      }
+      for (std::int64_t l = 0; l < L; ++l) { g[l] = 0; }
+      for (std::int64_t k = 0; k < K; ++k) {
+        for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
+      }
+      double g2 = 0;
+      for (std::int64_t l = 0; l < L; ++l) { g2 = g2 + g[l] * g[l]; }
+      if (first < 0) {
+        first = g2;
+      } else if (g2 > 1e12 * first) {
+        want = it;  // stops before this iteration's update
+      }
+      for (std::int64_t l = 0; l < L; ++l) { w[l] = w[l] - lr * g[l]; }
+    }
+    ASSERT_GT(want, 0);
+    gd_options o;
+    o.learning_rate = lr;
+    o.formulation = gd_formulation::direct;
+    o.max_iterations = 100000;
+    auto const r = fit(p, W, o);
+    EXPECT_EQ(r.outputs[n].status, fit_status::diverged);
+#if defined(__FAST_MATH__)
+    EXPECT_NEAR(static_cast<double>(r.outputs[n].iterations), static_cast<double>(want), 1.0);
+#else
+    EXPECT_EQ(r.outputs[n].iterations, want) << "output " << n;
+#endif
+  }
+}
+
+// gd_init::uniform starts output n at u(n·L + l) = (hash(n·L + l, seed) >> 8) / 2^24,
+// hash = splitmix64's finalizer of i·φ + seed·c + d: rewritten here from the formula.
+double uniform_start(std::uint64_t i, std::uint64_t seed) {
+  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + seed * 0xd1b54a32d192ed03ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  auto const bits = static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
+  return std::ldexp(static_cast<double>(bits >> 8), -24);
+}
+
+TEST(AdversarialFit, UniformStartFollowsItsFormula) {
+  auto const p = make_problem<double>(30, 5, 3, 12, false, 0.0);
+  gd_options o;
+  o.init = gd_init::uniform;
+  o.seed = 77;
+  o.learning_rate = 1e-3;
+  o.max_iterations = 1;
+  o.formulation = gd_formulation::direct;
+  std::vector<double> W;
+  fit(p, W, o);
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  for (std::int64_t n = 0; n < N; ++n) {
+    std::vector<double> w(L), delta(K), g(L, 0.0);
+    for (std::int64_t l = 0; l < L; ++l) { w[l] = uniform_start(static_cast<std::uint64_t>(n * L + l), 77); }
+    for (std::int64_t k = 0; k < K; ++k) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * w[l]; }
+      delta[k] = s - p.Y[k * N + n];
+    }
+    for (std::int64_t k = 0; k < K; ++k) {
+      for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
+    }
+    for (std::int64_t l = 0; l < L; ++l) { EXPECT_NEAR(W[n * L + l], w[l] - 1e-3 * g[l], 1e-12) << n << "," << l; }
+  }
+}
+
+TEST(AdversarialFit, AutomaticFormulationSwitchesAboveKEqualsL) {
+  std::vector<double> W;
+  gd_options o;
+  o.max_iterations = 2;
+  EXPECT_EQ(fit(make_problem<double>(6, 6, 1, 13, false, 0.1), W, o).formulation, gd_formulation::direct);
+  EXPECT_EQ(fit(make_problem<double>(7, 6, 1, 14, false, 0.1), W, o).formulation, gd_formulation::gram);
+}
+
+// ---- predict -----------------------------------------------------------------
+
+TEST(AdversarialPredict, EmptyShapesAndBadViews) {
+  std::vector<double> X(12, 1.0), W(8, 2.0), Y(6, -1.0);
+  fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, 0, 4), cmatrix<double>(W.data(), 2, 4),
+                   fusekit::matrix<double>(nullptr, 0, 2));
+  fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 3, 0), cmatrix<double>(nullptr, 2, 0),
+                   fusekit::matrix<double>(Y.data(), 3, 2));
+  for (double y : Y) { EXPECT_EQ(y, 0.0); }  // an empty sum is 0
+  EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 3, 4), cmatrix<double>(W.data(), 2, 4),
+                                fusekit::matrix<double>(X.data() + 2, 3, 2)),
+               fusekit::invalid_argument);  // Y_hat overlaps X
+  auto* odd = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(Y.data()) + 4);
+  EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 1, 4), cmatrix<double>(W.data(), 1, 4),
+                                fusekit::matrix<double>(odd, 1, 1)),
+               fusekit::invalid_argument);
+}
+
+}  // namespace
