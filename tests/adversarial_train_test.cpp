@@ -430,6 +430,24 @@ TEST(AdversarialFit, AutomaticFormulationSwitchesAboveKEqualsL) {
   EXPECT_EQ(fit(make_problem<double>(7, 6, 1, 14, false, 0.1), W, o).formulation, gd_formulation::gram);
 }
 
+// The stopping rules on a made-up gradient sequence: a stall is declared exactly
+// stall_window iterations into a window without 0.1% progress, divergence
+// exactly when gradᵀgrad exceeds 10^12 times its first value.
+TEST(AdversarialFit, MonitorStopsExactlyOnItsRules) {
+  fusekit::detail::gd_monitor<double> flat{1e-30, 5};
+  for (std::int64_t it = 0; it < 5; ++it) { ASSERT_EQ(flat.check(1.0, it), -1) << it; }
+  EXPECT_EQ(flat.check(1.0, 5), static_cast<int>(fit_status::stalled));
+  fusekit::detail::gd_monitor<double> slow{1e-30, 3};  // 0.2% per window is progress enough
+  for (std::int64_t it = 0; it < 30; ++it) { ASSERT_EQ(slow.check(std::pow(0.998, static_cast<double>(it) / 3), it), -1) << it; }
+  fusekit::detail::gd_monitor<float> grow{1e-30f, 1000};
+  EXPECT_EQ(grow.check(2.0f, 0), -1);
+  EXPECT_EQ(grow.check(2e12f, 1), -1);                                    // 10^12 times: not yet
+  EXPECT_EQ(grow.check(2.1e12f, 2), static_cast<int>(fit_status::diverged));  // above it
+  fusekit::detail::gd_monitor<float> nan{1e-30f, 1000};
+  EXPECT_EQ(nan.check(NAN, 0), static_cast<int>(fit_status::diverged));
+  EXPECT_EQ(nan.check(INFINITY, 0), static_cast<int>(fit_status::diverged));
+}
+
 // ---- predict -----------------------------------------------------------------
 
 TEST(AdversarialPredict, EmptyShapesAndBadViews) {
@@ -442,6 +460,9 @@ TEST(AdversarialPredict, EmptyShapesAndBadViews) {
   EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 3, 4), cmatrix<double>(W.data(), 2, 4),
                                 fusekit::matrix<double>(X.data() + 2, 3, 2)),
                fusekit::invalid_argument);  // Y_hat overlaps X
+  EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 3, 4), cmatrix<double>(W.data(), 2, 4),
+                                fusekit::matrix<double>(W.data() + 1, 3, 2)),
+               fusekit::invalid_argument);  // Y_hat overlaps W
   auto* odd = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(Y.data()) + 4);
   EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 1, 4), cmatrix<double>(W.data(), 1, 4),
                                 fusekit::matrix<double>(odd, 1, 1)),
