@@ -37,9 +37,7 @@ using cmatrix = fusekit::matrix<const T>;
 
 template <class T>
 fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
-  W.resize(static_cast<std::size_t>(p.N * p.L));
-  return fusekit::fit(fusekit::cpu{threads}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
-                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
+  return fusekit::test::cpu_fit(p, W, o, threads);
 }
 
 // Rejected with every needle in the message, and W's bytes as they were.
@@ -231,23 +229,13 @@ TEST(AdversarialFit, RandomOptionsGiveTruthfulStatuses) {
 // restart when gᵀ(w_next − w) > 0, stop when gradᵀgrad < tol after the update.
 std::int64_t nesterov_reference_iterations(const problem<double>& p, std::int64_t n, double lr, double tol,
                                            std::int64_t max_iterations) {
-  std::int64_t const K = p.K, L = p.L, N = p.N;
-  std::vector<double> w(L, 0.0), prev(L, 0.0), point(L), delta(K), g(L);
+  std::int64_t const L = p.L;
+  std::vector<double> w(L, 0.0), prev(L, 0.0), point(L), g;
   std::int64_t j = 0;
   for (std::int64_t it = 0; it < max_iterations; ++it) {
     double const mu = static_cast<double>(j) / static_cast<double>(j + 3);
     for (std::int64_t l = 0; l < L; ++l) { point[l] = w[l] + mu * (w[l] - prev[l]); }
-    for (std::int64_t k = 0; k < K; ++k) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * point[l]; }
-      delta[k] = s - p.Y[k * N + n];
-    }
-    for (std::int64_t l = 0; l < L; ++l) { g[l] = 0; }
-    for (std::int64_t k = 0; k < K; ++k) {
-      for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
-    }
-    double g2 = 0;
-    for (std::int64_t l = 0; l < L; ++l) { g2 = g2 + g[l] * g[l]; }
+    double const g2 = fusekit::test::direct_gradient_reference(p, n, point, g);
     double uphill = 0;
     for (std::int64_t l = 0; l < L; ++l) {
       double const next = point[l] - lr * g[l];
@@ -347,23 +335,13 @@ TEST(AdversarialFit, DivergenceThresholdIsPinned) {
   probe.max_iterations = 1;
   std::vector<double> W;
   double const lr = 2.5 * fit(p, W, probe).learning_rate;
-  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::int64_t const L = p.L, N = p.N;
   for (std::int64_t n = 0; n < N; ++n) {
-    std::vector<double> w(L, 0.0), delta(K), g(L);
+    std::vector<double> w(L, 0.0), g;
     double first = -1;
     std::int64_t want = -1;
     for (std::int64_t it = 0; it < 10000 && want < 0; ++it) {
-      for (std::int64_t k = 0; k < K; ++k) {
-        double s = 0;
-        for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * w[l]; }
-        delta[k] = s - p.Y[k * N + n];
-      }
-      for (std::int64_t l = 0; l < L; ++l) { g[l] = 0; }
-      for (std::int64_t k = 0; k < K; ++k) {
-        for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
-      }
-      double g2 = 0;
-      for (std::int64_t l = 0; l < L; ++l) { g2 = g2 + g[l] * g[l]; }
+      double const g2 = fusekit::test::direct_gradient_reference(p, n, w, g);
       if (first < 0) {
         first = g2;
       } else if (g2 > 1e12 * first) {
@@ -406,18 +384,11 @@ TEST(AdversarialFit, UniformStartFollowsItsFormula) {
   o.formulation = gd_formulation::direct;
   std::vector<double> W;
   fit(p, W, o);
-  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::int64_t const L = p.L, N = p.N;
   for (std::int64_t n = 0; n < N; ++n) {
-    std::vector<double> w(L), delta(K), g(L, 0.0);
+    std::vector<double> w(L), g;
     for (std::int64_t l = 0; l < L; ++l) { w[l] = uniform_start(static_cast<std::uint64_t>(n * L + l), 77); }
-    for (std::int64_t k = 0; k < K; ++k) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s = s + p.X[k * L + l] * w[l]; }
-      delta[k] = s - p.Y[k * N + n];
-    }
-    for (std::int64_t k = 0; k < K; ++k) {
-      for (std::int64_t l = 0; l < L; ++l) { g[l] = g[l] + p.X[k * L + l] * delta[k]; }
-    }
+    fusekit::test::direct_gradient_reference(p, n, w, g);
     for (std::int64_t l = 0; l < L; ++l) { EXPECT_NEAR(W[n * L + l], w[l] - 1e-3 * g[l], 1e-12) << n << "," << l; }
   }
 }

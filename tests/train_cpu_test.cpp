@@ -30,9 +30,7 @@ using cmatrix = fusekit::matrix<const T>;
 
 template <class T>
 fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
-  W.resize(static_cast<std::size_t>(p.N * p.L));
-  return fusekit::fit(fusekit::cpu{threads}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
-                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
+  return fusekit::test::cpu_fit(p, W, o, threads);
 }
 
 // Long-double normal equations: A = XᵀX, solutions W*, and ‖A⁻¹‖_F, by Gauss-Jordan.

@@ -25,6 +25,7 @@ using fusekit::gd_formulation;
 using fusekit::gd_method;
 using fusekit::gd_options;
 using fusekit::test::device_buffer;
+using fusekit::test::cpu_fit;
 using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
@@ -45,13 +46,6 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_opt
                                           fusekit::matrix<T>(dW.data(), p.N, p.L), o, path);
   W = dW.to_host();
   return r;
-}
-
-template <class T>
-fusekit::fit_report cpu_fit(const problem<T>& p, std::vector<T>& W, const gd_options& o) {
-  W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
-  return fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), p.K, p.L), cmatrix<T>(p.Y.data(), p.K, p.N),
-                      fusekit::matrix<T>(W.data(), p.N, p.L), o);
 }
 
 template <class T>
