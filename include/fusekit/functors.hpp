@@ -102,6 +102,8 @@ struct weigh {
 /// returns NaN for a finite argument.
 struct tanh_activate {
   static constexpr int arity = 1;
+  /// Largest error for float, in ulp of the exact tanh, for normal x (see the table).
+  static constexpr double max_ulp = detail::tanh_float_max_ulp;
 
   template <class T>
   FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T> operator()(T x) const {
