@@ -157,6 +157,10 @@ TEST(AdversarialTransform, NullAndMisalignedViews) {
     fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{},
                        span<const double>(static_cast<const double*>(nullptr), 8));
   }, {"ins[0]", "null", "8 elements"}, out);
+  expect_rejected([&] {
+    fusekit::transform(fusekit::cpu{}, span<float>(out.data(), 1), fusekit::tanh_activate{},
+                       span<const double>(static_cast<const double*>(nullptr), 1));
+  }, {"ins[0]", "null", "1 elements"}, out);
   auto const* odd = reinterpret_cast<const double*>(reinterpret_cast<const unsigned char*>(storage) + 4);
   expect_rejected([&] { fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const double>(odd, 8)); },
                   {"ins[0]", "aligned", "8 bytes"}, out);

@@ -414,6 +414,10 @@ TEST(AdversarialFit, MonitorStopsExactlyOnItsRules) {
   EXPECT_EQ(grow.check(2.0f, 0), -1);
   EXPECT_EQ(grow.check(2e12f, 1), -1);                                    // 10^12 times: not yet
   EXPECT_EQ(grow.check(2.1e12f, 2), static_cast<int>(fit_status::diverged));  // above it
+  fusekit::detail::gd_monitor<double> dip{1e-30, 1000};  // against the first value, not the best
+  EXPECT_EQ(dip.check(2.0, 0), -1);
+  EXPECT_EQ(dip.check(1.0, 1), -1);
+  EXPECT_EQ(dip.check(1.5e12, 2), -1);
   fusekit::detail::gd_monitor<float> nan{1e-30f, 1000};
   EXPECT_EQ(nan.check(NAN, 0), static_cast<int>(fit_status::diverged));
   EXPECT_EQ(nan.check(INFINITY, 0), static_cast<int>(fit_status::diverged));

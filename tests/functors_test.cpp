@@ -200,6 +200,35 @@ TEST(ComputeType, ArithmeticRunsInTheDocumentedType) {
   EXPECT_EQ(fusekit::weigh{}(std::uint32_t{4097}, 4097.0f), 16785409.0);
 }
 
+// NaN and infinity are told apart from the largest finite values on the bits,
+// in every type and build (-ffast-math included).
+TEST(Numeric, FiniteAndNanOnTheBits) {
+  using fusekit::detail::is_finite;
+  using fusekit::detail::is_nan;
+  for (float f : {0.0f, -0.0f, FLT_MIN, FLT_TRUE_MIN, 0x1p127f, FLT_MAX, -FLT_MAX, 1.0f}) {
+    EXPECT_TRUE(is_finite(f)) << f;
+    EXPECT_FALSE(is_nan(f)) << f;
+  }
+  for (double d : {DBL_MAX, -DBL_MAX, 0x1p1023, DBL_MIN, 0.0}) {
+    EXPECT_TRUE(is_finite(d)) << d;
+    EXPECT_FALSE(is_nan(d)) << d;
+  }
+  EXPECT_FALSE(is_finite(INFINITY));
+  EXPECT_FALSE(is_finite(-INFINITY));
+  EXPECT_FALSE(is_finite(NAN));
+  EXPECT_TRUE(is_nan(NAN));
+  EXPECT_FALSE(is_nan(INFINITY));
+  EXPECT_FALSE(is_finite(static_cast<double>(INFINITY)));
+  EXPECT_TRUE(is_nan(std::nan("")));
+  EXPECT_TRUE(is_finite(__float2half(65504.0f)));
+  EXPECT_FALSE(is_finite(__float2half(INFINITY)));
+  EXPECT_TRUE(is_nan(__float2half(NAN)));
+  EXPECT_TRUE(is_finite(__float2bfloat16(0x1p127f)));
+  EXPECT_FALSE(is_finite(__float2bfloat16(-INFINITY)));
+  EXPECT_TRUE(is_finite(std::int64_t{-1}));
+  EXPECT_FALSE(is_nan(std::uint8_t{255}));
+}
+
 TEST(HalfTypes, TanhOfHalfAndBfloat16ComputesInFloat) {
   fusekit::tanh_activate const t;
   static_assert(std::is_same_v<decltype(t(__float2half(0.5f))), float>);
