@@ -30,15 +30,11 @@ using fusekit::gd_formulation;
 using fusekit::gd_init;
 using fusekit::gd_method;
 using fusekit::gd_options;
+using fusekit::test::cpu_fit;
 using fusekit::test::make_problem;
 using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
-
-template <class T>
-fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
-  return fusekit::test::cpu_fit(p, W, o, threads);
-}
 
 // Rejected with every needle in the message, and W's bytes as they were.
 template <class T>
@@ -76,7 +72,7 @@ TEST(AdversarialFit, ZeroXHasNoAutomaticRate) {
   gd_options o;
   o.learning_rate = 0.1;
   std::vector<double> W;
-  auto const r = fit(p, W, o);
+  auto const r = cpu_fit(p, W, o);
   for (const auto& out : r.outputs) {
     EXPECT_EQ(out.status, fit_status::converged);
     EXPECT_EQ(out.iterations, 1);
@@ -116,7 +112,7 @@ TEST(AdversarialFit, OptionsOutOfTheirTypesRange) {
   o.learning_rate = 1e30;  // a float, and finite: accepted
   o.max_iterations = 3;
   std::vector<float> W;
-  EXPECT_NO_THROW(fit(pf, W, o));
+  EXPECT_NO_THROW(cpu_fit(pf, W, o));
 }
 
 TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
@@ -168,7 +164,7 @@ TEST(AdversarialFit, ConvergedNeverHasNonFiniteWeights) {
       o.method = m;
       o.formulation = f;
       std::vector<float> W;
-      auto const r = fit(p, W, o);
+      auto const r = cpu_fit(p, W, o);
       for (std::int64_t n = 0; n < p.N; ++n) {
         bool finite = true;
         for (std::int64_t l = 0; l < p.L; ++l) { finite = finite && fusekit::test::is_finite(W[n * p.L + l]); }
@@ -259,7 +255,7 @@ TEST(AdversarialFit, NesterovTakesExactlyTheReferenceIterations) {
   o.method = gd_method::nesterov;
   o.formulation = gd_formulation::direct;
   std::vector<double> W;
-  auto const r = fit(p, W, o);
+  auto const r = cpu_fit(p, W, o);
   for (std::int64_t n = 0; n < p.N; ++n) {
     std::int64_t const want = nesterov_reference_iterations(p, n, 0.005, 1e-12, o.max_iterations);
     ASSERT_GT(want, 0);
@@ -321,7 +317,7 @@ TEST(AdversarialFit, AutomaticRateIsOneOverTheLargestEigenvalue) {
       o.formulation = f;
       o.max_iterations = 1;
       std::vector<double> W;
-      double const lr = fit(p, W, o).learning_rate;
+      double const lr = cpu_fit(p, W, o).learning_rate;
       EXPECT_NEAR(static_cast<double>(lr * lambda), 1.0, 1e-8) << "seed " << seed << " " << fusekit::to_string(f);
     }
   }
@@ -334,7 +330,7 @@ TEST(AdversarialFit, DivergenceThresholdIsPinned) {
   gd_options probe;
   probe.max_iterations = 1;
   std::vector<double> W;
-  double const lr = 2.5 * fit(p, W, probe).learning_rate;
+  double const lr = 2.5 * cpu_fit(p, W, probe).learning_rate;
   std::int64_t const L = p.L, N = p.N;
   for (std::int64_t n = 0; n < N; ++n) {
     std::vector<double> w(L, 0.0), g;
@@ -354,7 +350,7 @@ TEST(AdversarialFit, DivergenceThresholdIsPinned) {
     o.learning_rate = lr;
     o.formulation = gd_formulation::direct;
     o.max_iterations = 100000;
-    auto const r = fit(p, W, o);
+    auto const r = cpu_fit(p, W, o);
     EXPECT_EQ(r.outputs[n].status, fit_status::diverged);
 #if defined(__FAST_MATH__)
     EXPECT_NEAR(static_cast<double>(r.outputs[n].iterations), static_cast<double>(want), 1.0);
@@ -383,7 +379,7 @@ TEST(AdversarialFit, UniformStartFollowsItsFormula) {
   o.max_iterations = 1;
   o.formulation = gd_formulation::direct;
   std::vector<double> W;
-  fit(p, W, o);
+  cpu_fit(p, W, o);
   std::int64_t const L = p.L, N = p.N;
   for (std::int64_t n = 0; n < N; ++n) {
     std::vector<double> w(L), g;
@@ -397,8 +393,8 @@ TEST(AdversarialFit, AutomaticFormulationSwitchesAboveKEqualsL) {
   std::vector<double> W;
   gd_options o;
   o.max_iterations = 2;
-  EXPECT_EQ(fit(make_problem<double>(6, 6, 1, 13, false, 0.1), W, o).formulation, gd_formulation::direct);
-  EXPECT_EQ(fit(make_problem<double>(7, 6, 1, 14, false, 0.1), W, o).formulation, gd_formulation::gram);
+  EXPECT_EQ(cpu_fit(make_problem<double>(6, 6, 1, 13, false, 0.1), W, o).formulation, gd_formulation::direct);
+  EXPECT_EQ(cpu_fit(make_problem<double>(7, 6, 1, 14, false, 0.1), W, o).formulation, gd_formulation::gram);
 }
 
 // The stopping rules on a made-up gradient sequence: a stall is declared exactly

@@ -23,15 +23,11 @@ using fusekit::fit_status;
 using fusekit::gd_formulation;
 using fusekit::gd_method;
 using fusekit::gd_options;
+using fusekit::test::cpu_fit;
 using fusekit::test::make_problem;
 using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
-
-template <class T>
-fusekit::fit_report fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int threads = 0) {
-  return fusekit::test::cpu_fit(p, W, o, threads);
-}
 
 // Long-double normal equations: A = XᵀX, solutions W*, and ‖A⁻¹‖_F, by Gauss-Jordan.
 template <class T>
@@ -114,7 +110,7 @@ TEST(Fit, MatchesLongDoubleLeastSquaresWithinStatedBound) {
       o.formulation = f;
       o.method = m;
       std::vector<double> W;
-      auto const r = fit(p, W, o);
+      auto const r = cpu_fit(p, W, o);
       ASSERT_TRUE(r.all_converged()) << fusekit::to_string(f) << " " << fusekit::to_string(m);
       // ‖w − w*‖ ≤ ‖A⁻¹‖·‖grad‖, and the last gradient met gradᵀgrad < tol.
       long double const bound = inv_norm * sqrtl(1e-20L) * 1.01L + 1e-12L;
@@ -138,7 +134,7 @@ TEST(Fit, PlainDirectTakesExactlyTheReferenceIterations) {
   o.max_iterations = 1000000;
   o.formulation = gd_formulation::direct;
   std::vector<double> W;
-  auto const r = fit(p, W, o);
+  auto const r = cpu_fit(p, W, o);
   for (std::int64_t n = 0; n < p.N; ++n) {
     std::int64_t const want = reference_iterations(p, n, 0.01, 1e-10, o.max_iterations);
     ASSERT_GT(want, 0);
@@ -154,11 +150,11 @@ TEST(Fit, GramAndDirectAgreeAndNesterovIsFaster) {
   o.max_iterations = 1000000;
   std::vector<double> W_direct, W_gram, W_nesterov;
   o.formulation = gd_formulation::direct;
-  auto const direct = fit(p, W_direct, o);
+  auto const direct = cpu_fit(p, W_direct, o);
   o.formulation = gd_formulation::gram;
-  auto const gram = fit(p, W_gram, o);
+  auto const gram = cpu_fit(p, W_gram, o);
   o.method = gd_method::nesterov;
-  auto const nesterov = fit(p, W_nesterov, o);
+  auto const nesterov = cpu_fit(p, W_nesterov, o);
   ASSERT_TRUE(direct.all_converged() && gram.all_converged() && nesterov.all_converged());
   EXPECT_NEAR(direct.learning_rate, gram.learning_rate, 1e-9 * gram.learning_rate);
   for (std::int64_t n = 0; n < p.N; ++n) {
@@ -180,8 +176,8 @@ TEST(Fit, AutomaticFormulationFollowsShape) {
   std::vector<double> W;
   gd_options o;
   o.max_iterations = 50;
-  EXPECT_EQ(fit(tall, W, o).formulation, gd_formulation::gram);
-  EXPECT_EQ(fit(wide, W, o).formulation, gd_formulation::direct);
+  EXPECT_EQ(cpu_fit(tall, W, o).formulation, gd_formulation::gram);
+  EXPECT_EQ(cpu_fit(wide, W, o).formulation, gd_formulation::direct);
 }
 
 TEST(Fit, TooLargeLearningRateDivergesWithinBound) {
@@ -189,12 +185,12 @@ TEST(Fit, TooLargeLearningRateDivergesWithinBound) {
   std::vector<double> W;
   gd_options o;
   o.max_iterations = 100;
-  double const lr_auto = fit(p, W, o).learning_rate;  // 1/λmax
+  double const lr_auto = cpu_fit(p, W, o).learning_rate;  // 1/λmax
   o.learning_rate = 3.0 * lr_auto;
   o.max_iterations = 1000000;
   for (auto m : {gd_method::plain, gd_method::nesterov}) {
     o.method = m;
-    auto const r = fit(p, W, o);
+    auto const r = cpu_fit(p, W, o);
     for (const auto& out : r.outputs) {
       EXPECT_EQ(out.status, fit_status::diverged) << fusekit::to_string(m);
       EXPECT_LE(out.iterations, 100) << fusekit::to_string(m);
@@ -210,7 +206,7 @@ TEST(Fit, FloatWithUnreachableToleranceStopsInBoundedTime) {
   o.max_iterations = 10000000;
   for (auto m : {gd_method::plain, gd_method::nesterov}) {
     o.method = m;
-    auto const r = fit(p, W, o);
+    auto const r = cpu_fit(p, W, o);
     for (const auto& out : r.outputs) {
       EXPECT_TRUE(out.status == fit_status::stalled || out.status == fit_status::max_iterations)
           << fusekit::to_string(out.status);
@@ -225,20 +221,20 @@ TEST(Fit, InitialWeightsAndThreadIndependence) {
   o.tolerance = 1e-16;
   o.max_iterations = 100000;
   std::vector<double> W1, W2;
-  auto const r1 = fit(p, W1, o, 1);
-  auto const r2 = fit(p, W2, o, 2);
+  auto const r1 = cpu_fit(p, W1, o, 1);
+  auto const r2 = cpu_fit(p, W2, o, 2);
   EXPECT_EQ(0, std::memcmp(W1.data(), W2.data(), W1.size() * sizeof(double)));
   // Warm start at the solution: the first gradient already meets the tolerance.
   o.init = fusekit::gd_init::warm_start;
-  auto const warm = fit(p, W1, o);
+  auto const warm = cpu_fit(p, W1, o);
   for (const auto& out : warm.outputs) { EXPECT_EQ(out.iterations, 1); }
   // Uniform [0, 1) from a seed: reproducible, and a different start than zeros.
   o.init = fusekit::gd_init::uniform;
   o.max_iterations = 1;
   o.seed = 42;
   std::vector<double> U1, U2;
-  fit(p, U1, o);
-  fit(p, U2, o);
+  cpu_fit(p, U1, o);
+  cpu_fit(p, U2, o);
   EXPECT_EQ(U1, U2);
   EXPECT_NE(U1, W2);  // a different start than zeros ends elsewhere after one step
 }
