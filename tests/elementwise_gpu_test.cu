@@ -37,7 +37,7 @@ void check_fused_on_device(std::size_t n, std::size_t offset) {
     float const x = (fusekit::detail::convert<float>(grey[offset + i]) / 255.0f) * w[offset + i];
     worst = std::max(worst, ulp_error(out[i], tanhl(static_cast<long double>(x))));
   }
-  EXPECT_LE(worst, fusekit::detail::tanh_float_max_ulp) << "n=" << n << " offset=" << offset;
+  EXPECT_LE(worst, fusekit::tanh_float_max_ulp) << "n=" << n << " offset=" << offset;
 }
 
 TEST(GpuTransform, FusedLayerMatchesReferenceForEveryTypeSizeAndOffset) {
@@ -103,7 +103,7 @@ TEST(GpuTransform, TanhOnDeviceWithinBoundAcrossFloatRange) {
       worst_fast = std::max(worst_fast, static_cast<double>(fabsl((fast[i] - ref) / ref)));
     }
   }
-  EXPECT_LE(worst, fusekit::detail::tanh_float_max_ulp);
+  EXPECT_LE(worst, fusekit::tanh_float_max_ulp);
   EXPECT_LE(worst_fast, fusekit::fast_tanh_activate::max_relative_error);
 }
 
@@ -152,7 +152,7 @@ TEST(GpuTransform, GraphCapturedCallReplays) {
   std::vector<float> expected(n);
   fusekit::hidden_layer(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w), span<float>(expected));
   auto const out = d_out.to_host();
-  for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(ulp_error(out[i], expected[i]), 2 * fusekit::detail::tanh_float_max_ulp) << i; }
+  for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(ulp_error(out[i], expected[i]), 2 * fusekit::tanh_float_max_ulp) << i; }
   FUSEKIT_CUDA_TRY(cudaGraphExecDestroy(exec));
   FUSEKIT_CUDA_TRY(cudaGraphDestroy(graph));
   FUSEKIT_CUDA_TRY(cudaStreamDestroy(stream));
@@ -184,7 +184,7 @@ TEST(GpuTransform, MoreThanTwoToThe31ElementsOfUint8) {
     for (std::int64_t k = 0; k < 8192; ++k) {
       std::int64_t const i = start + k;
       float const expected = layer(static_cast<std::uint8_t>(i % 251), 0.25f + 0.125f * static_cast<float>(i % 7));
-      ASSERT_LE(ulp_error(out[k], expected), 2 * fusekit::detail::tanh_float_max_ulp) << "i=" << i;
+      ASSERT_LE(ulp_error(out[k], expected), 2 * fusekit::tanh_float_max_ulp) << "i=" << i;
     }
   }
 }

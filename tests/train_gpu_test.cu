@@ -43,7 +43,8 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_opt
   W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
   dW.copy_from(W);
   auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L), cmatrix<T>(Y.data(), p.K, p.N),
-                                          fusekit::matrix<T>(dW.data(), p.N, p.L), o, path);
+                                          fusekit::matrix<T>(dW.data(), p.N, p.L), o,
+                                          static_cast<fusekit::detail::fit_path>(path));
   W = dW.to_host();
   return r;
 }
@@ -249,6 +250,109 @@ TEST(CudaFitArguments, ShapesRejectedBeforeAnyLaunch) {
   EXPECT_THROW(fusekit::fit(fusekit::cuda{}, cmatrix<float>(X.data(), 5, 4), cmatrix<float>(Y.data(), 5, 2),
                             fusekit::matrix<float>(W.data(), 2, 4), bad),
                fusekit::invalid_argument);
+}
+
+
+// ---- resources carried by the policy -----------------------------------------
+
+// A stream-ordered resource with the cuda::mr async interface, drawing from a
+// private memory pool and counting what it hands out.
+class counting_pool {
+ public:
+  counting_pool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    EXPECT_EQ(cudaMemPoolCreate(&pool_, &props), cudaSuccess);
+  }
+  ~counting_pool() { (void)cudaMemPoolDestroy(pool_); }
+  void* allocate_async(std::size_t bytes, std::size_t, cuda::stream_ref s) {
+    void* p = nullptr;
+    if (cudaMallocFromPoolAsync(&p, bytes, pool_, s.get()) != cudaSuccess) { throw std::bad_alloc(); }
+    ++allocations;
+    live += bytes;
+    return p;
+  }
+  void deallocate_async(void* p, std::size_t bytes, std::size_t, cuda::stream_ref s) {
+    (void)cudaFreeAsync(p, s.get());
+    ++deallocations;
+    live -= bytes;
+  }
+  int allocations = 0;
+  int deallocations = 0;
+  std::size_t live = 0;
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+};
+
+// Bytes the device's default pool (cudaMallocAsync's) has handed out at most since the last reset.
+std::uint64_t default_pool_high_and_reset() {
+  cudaMemPool_t pool = nullptr;
+  EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+  std::uint64_t high = 0;
+  EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+  std::uint64_t zero = 0;
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+  return high;
+}
+
+TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(300, 24, 3, 7);
+  device_buffer<float> X(p.X), Y(p.Y), W(static_cast<std::size_t>(p.N * p.L));
+  counting_pool pool;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  fusekit::cuda const policy{cuda::stream_ref(stream), pool};
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  (void)default_pool_high_and_reset();
+
+  ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
+  float const tree = fusekit::sum(policy, x);                                       // tree partials + scalar
+  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub);        // CUB's temporary storage
+  gd_options o;
+  o.max_iterations = 200;
+  auto const direct = fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                                               fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
+  auto const single = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                                   fusekit::matrix<float>(W.data(), p.N, p.L), o);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+
+  EXPECT_EQ(default_pool_high_and_reset(), 0u) << "a call allocated through cudaMallocAsync, not the resource";
+  EXPECT_GE(pool.allocations, 6);
+  EXPECT_EQ(pool.allocations, pool.deallocations);
+  EXPECT_EQ(pool.live, 0u);
+  EXPECT_EQ(single.path, std::string("single_launch"));
+  EXPECT_EQ(direct.path, std::string("cublas"));
+  // The same answers as with the default resource.
+  EXPECT_EQ(tree, fusekit::sum(fusekit::cuda{stream}, x));
+  EXPECT_NEAR(cub, tree, 1e-4f * std::fabs(tree));
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(200, 40, 4, 3);
+  std::vector<double> W_default, W_tuned;
+  gd_options o;
+  o.max_iterations = 150;
+  auto const r0 = gpu_fit(p, W_default, o, 2);
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  t.train.batch_iterations = 7;
+  t.train.max_block_threads = 64;
+  device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
+  auto const r1 = fusekit::detail::gpu_fit(fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L),
+                                           cmatrix<double>(Y.data(), p.K, p.N), fusekit::matrix<double>(dW.data(), p.N, p.L),
+                                           o, fusekit::detail::fit_path::cublas);
+  W_tuned = dW.to_host();
+  ASSERT_EQ(r0.outputs.size(), r1.outputs.size());
+  for (std::size_t n = 0; n < r0.outputs.size(); ++n) {
+    EXPECT_EQ(r0.outputs[n].iterations, r1.outputs[n].iterations);
+    EXPECT_EQ(r0.outputs[n].status, r1.outputs[n].status);
+  }
+  for (std::size_t i = 0; i < W_default.size(); ++i) { EXPECT_NEAR(W_default[i], W_tuned[i], 1e-9 * (1 + std::fabs(W_default[i]))); }
 }
 
 }  // namespace

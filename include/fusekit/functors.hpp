@@ -6,7 +6,7 @@
 /// Every functor is a small struct with a `FUSEKIT_HD` call operator, so the same
 /// object runs in the fused GPU kernel, in the unfused chain and in the CPU
 /// backend. Each returns its result in the compute type of its arguments
-/// (`fusekit::compute_t`, see detail/numeric.hpp): uint8_t and `__half` give
+/// (`fusekit::compute_t`, below): uint8_t and `__half` give
 /// float, double gives double.
 ///
 /// | functor                 | computes                | numeric contract                       |
@@ -59,6 +59,20 @@
 
 namespace fusekit {
 
+/// The type fusekit computes in for elements of types `Ts...`: double when one
+/// of them is double or an integer wider than 16 bits, else float.
+template <class... Ts>
+using compute_t = typename detail::compute_type<Ts...>::type;
+
+/// Largest error of `tanh_activate` in float, in ulp of the exact result, for
+/// normal x: in every host build (-ffast-math included) and on the device by
+/// default (measured exhaustively over every float, tests/functors_test.cpp).
+inline constexpr double tanh_float_max_ulp = 1.6;
+
+/// ... on the device under `nvcc --use_fast_math`, whose approximate division
+/// (≤ 2 ulp) adds at most 1 ulp: the quotient 2/(e^{2|x|} + 1) is at most 1/2.
+inline constexpr double tanh_float_max_ulp_use_fast_math = 2.6;
+
 /// a · b, rounded once, never fused with an addition (float, double, integers wrap).
 template <class T>
 FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
@@ -103,7 +117,7 @@ struct weigh {
 struct tanh_activate {
   static constexpr int arity = 1;
   /// Largest error for float, in ulp of the exact tanh, for normal x (see the table).
-  static constexpr double max_ulp = detail::tanh_float_max_ulp;
+  static constexpr double max_ulp = tanh_float_max_ulp;
 
   template <class T>
   FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T> operator()(T x) const {

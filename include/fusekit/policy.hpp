@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Execution policies. Every fusekit algorithm takes one as its first argument.
+/// Execution policies. Every fusekit algorithm takes one as its first argument,
+/// and the policy carries the resources the call may use.
 ///
-/// * `fusekit::cuda{stream}` — runs on the current CUDA device, asynchronously on
-///   `stream` (default: the legacy default stream). A call never synchronizes
-///   unless it returns a host value and says so.
+///     fusekit::cuda gpu{stream};                  // cudaMallocAsync on `stream` for temporaries
+///     fusekit::cuda pooled{stream, my_pool};      // any cuda::mr-style async resource, e.g. an rmm pool
+///     fusekit::cpu host{4};                       // four OpenMP threads
+///
+/// * `fusekit::cuda{stream, memory}` — runs on the current CUDA device,
+///   asynchronously on `stream` (a `cudaStream_t` or `cuda::stream_ref`; default:
+///   the legacy default stream). Temporaries come from `memory` in stream order
+///   (default: `cudaMallocAsync`); a call allocates through nothing else. A call
+///   never synchronizes unless it returns a host value and says so. Device
+///   attributes and occupancy are queried once per device and kernel, and the
+///   trainer's cuBLAS handle is cached per device and host thread. Launch
+///   shapes come from `tuning_for(compute capability)`, or from the caller's
+///   `policy.with(tuning)` (tuning.hpp).
 /// * `fusekit::cpu{threads}` — runs on the host with OpenMP (`threads == 0`: the
 ///   OpenMP default; without OpenMP, one thread). Synchronous. A negative count
 ///   throws `fusekit::invalid_argument`; more than 4 threads per processor are
@@ -13,14 +24,113 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/error.hpp>
+#include <fusekit/tuning.hpp>
 
+#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <type_traits>
+#include <utility>
 
 namespace fusekit {
 
-/// Run on the current CUDA device, in stream order on `stream`.
+namespace detail {
+template <class R, class = void>
+struct is_async_resource : std::false_type {};
+template <class R>
+struct is_async_resource<
+    R, std::enable_if_t<std::is_same_v<decltype(std::declval<R&>().allocate_async(
+                                           std::size_t{}, std::size_t{}, std::declval<::cuda::stream_ref>())),
+                                       void*> &&
+                        std::is_same_v<decltype(std::declval<R&>().deallocate_async(
+                                           std::declval<void*>(), std::size_t{}, std::size_t{},
+                                           std::declval<::cuda::stream_ref>())),
+                                       void>>> : std::true_type {};
+}  // namespace detail
+
+/// A non-owning reference to a stream-ordered device memory resource: any
+/// object with the `cuda::mr` async-resource interface
+///
+///     void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream);
+///     void  deallocate_async(void* p, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream);
+///
+/// (a CCCL `cuda::mr` resource or `async_resource_ref`, an rmm memory resource
+/// or `rmm::device_async_resource_ref`). The resource must outlive the calls
+/// that use it. Default-constructed: `cudaMallocAsync`/`cudaFreeAsync`.
+class memory_resource_ref {
+ public:
+  constexpr memory_resource_ref() noexcept = default;
+
+  template <class R, std::enable_if_t<detail::is_async_resource<R>::value &&
+                                          !std::is_same_v<std::remove_cv_t<R>, memory_resource_ref>,
+                                      int> = 0>
+  memory_resource_ref(R& resource) noexcept  // NOLINT: implicit, like cuda::mr::async_resource_ref
+      : object_(&resource), allocate_(&allocate_with<R>), deallocate_(&deallocate_with<R>) {}
+
+  /// `bytes` of device memory aligned to `alignment`, usable in stream order on `stream`.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, cudaStream_t stream) const {
+    if (object_ != nullptr) { return allocate_(object_, bytes, alignment, stream); }
+    void* p = nullptr;
+    FUSEKIT_CUDA_TRY(cudaMallocAsync(&p, bytes, stream));  // aligned to at least 256 bytes
+    return p;
+  }
+
+  /// Gives back what `allocate` returned, in stream order. Never throws: a
+  /// failure is reported on stderr (it runs in destructors).
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment, cudaStream_t stream) const noexcept {
+    if (object_ == nullptr) {
+      FUSEKIT_CUDA_TRY_NO_THROW(cudaFreeAsync(p, stream));
+      return;
+    }
+    try {
+      deallocate_(object_, p, bytes, alignment, stream);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fusekit: a memory resource failed to deallocate: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "fusekit: a memory resource failed to deallocate\n");
+    }
+  }
+
+  /// Whether this is the default (`cudaMallocAsync`).
+  [[nodiscard]] bool is_default() const noexcept { return object_ == nullptr; }
+
+ private:
+  template <class R>
+  static void* allocate_with(void* r, std::size_t bytes, std::size_t alignment, cudaStream_t s) {
+    return static_cast<R*>(r)->allocate_async(bytes, alignment, ::cuda::stream_ref(s));
+  }
+  template <class R>
+  static void deallocate_with(void* r, void* p, std::size_t bytes, std::size_t alignment, cudaStream_t s) {
+    static_cast<R*>(r)->deallocate_async(p, bytes, alignment, ::cuda::stream_ref(s));
+  }
+
+  void* object_ = nullptr;
+  void* (*allocate_)(void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
+  void (*deallocate_)(void*, void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
+};
+
+/// Run on the current CUDA device, in stream order on `stream`, with
+/// temporaries from `memory` (see the file comment).
 struct cuda {
   cudaStream_t stream = nullptr;
+  memory_resource_ref memory{};
+  fusekit::tuning tune{};  ///< used when `tuned`; else tuning_for(the device's compute capability)
+  bool tuned = false;
+
+  constexpr cuda() noexcept = default;
+  constexpr cuda(cudaStream_t s, memory_resource_ref m = {}) noexcept : stream(s), memory(m) {}  // NOLINT
+  cuda(::cuda::stream_ref s, memory_resource_ref m = {}) noexcept : stream(s.get()), memory(m) {}  // NOLINT
+
+  /// This policy with the caller's tuning in place of the device's (tuning.hpp).
+  [[nodiscard]] constexpr cuda with(const fusekit::tuning& t) const noexcept {
+    cuda c = *this;
+    c.tune = t;
+    c.tuned = true;
+    return c;
+  }
 };
 
 /// Run on the host. `threads == 0` lets OpenMP choose; see the file comment for the limits.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# cmake -DMODE=package|subdirectory|fetchcontent -DSOURCE_DIR=... -DBUILD_DIR=... -DWORK_DIR=...
+# cmake -DMODE=package|subdirectory|fetchcontent|example -DSOURCE_DIR=... -DBUILD_DIR=... -DWORK_DIR=...
 #       [-DCUDA=ON] [-DCUDA_ARCHITECTURES=90] -P run_consumer.cmake
 # Configures, builds and runs tests/consumer against fusekit; for "package",
 # installs fusekit from BUILD_DIR into WORK_DIR/prefix first.
@@ -22,6 +22,21 @@ function(run)
 endfunction()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
+
+# "example": install, copy one installed example folder out, build and run it
+# on its own against the installed package, as a user starting from it would.
+if(MODE STREQUAL "example")
+  run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+  file(COPY "${WORK_DIR}/prefix/share/fusekit/examples/${EXAMPLE}" DESTINATION "${WORK_DIR}/copy")
+  set(example_args "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" -DCMAKE_BUILD_TYPE=Release)
+  if(DEFINED CUDA_ARCHITECTURES)
+    list(APPEND example_args -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES})
+  endif()
+  run(${CMAKE_COMMAND} -S "${WORK_DIR}/copy/${EXAMPLE}" -B "${WORK_DIR}/build" ${example_args})
+  run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+  run("${WORK_DIR}/build/${EXAMPLE}")
+  return()
+endif()
 set(args -DFUSEKIT_CONSUME=${MODE} -DFUSEKIT_SOURCE_DIR=${SOURCE_DIR} -DFUSEKIT_CONSUMER_CUDA=${CUDA})
 if(DEFINED CUDA_ARCHITECTURES)
   list(APPEND args -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES})

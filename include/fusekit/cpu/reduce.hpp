@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// CPU backend of the reductions.
+/// CPU backend of the reductions (contract in reduce.hpp).
 ///
-/// * `cpu_parallel_sum`: OpenMP threads over blocks of 4096 values; each block
-///   is summed 8 lanes wide (SIMD) in double for floating accumulators (in the
-///   64-bit accumulator for integers), block sums are added in double, and the
-///   total is rounded to the accumulator type once: a float sum is the correctly
-///   rounded double sum, and costs no more than a float one while memory-bound.
-/// * `cpu_tree_sum`: the deterministic tree of detail/reduce_tree.hpp, tiles in
-///   parallel, bit-identical to the GPU.
+/// * `cpu_parallel_sum`: a contiguous range per thread, summed in blocks of
+///   4096 values 8 lanes wide (SIMD) in double for floating accumulators (in
+///   the 64-bit accumulator for integers); the block sums are added in double
+///   and the threads' totals in thread order, and the total is rounded to the
+///   accumulator type once: a float sum is the correctly rounded double sum,
+///   and costs no more than a float one while memory-bound.
+/// * `cpu_tree_reduce`: the deterministic tree, tiles in parallel, each by the
+///   tile function the GPU runs (detail/reduce_tree.hpp) on a serial_team,
+///   compiled for the baseline ISA (no FMA to fuse into its additions).
+/// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 
-#include <fusekit/config.hpp>
-#include <fusekit/cpu/elementwise.hpp>
+#include <fusekit/cpu/parallel.hpp>
+#include <fusekit/detail/dispatch.hpp>
+#include <fusekit/detail/numeric.hpp>
+#include <fusekit/detail/reduce_checks.hpp>
+#include <fusekit/detail/reduce_source.hpp>
 #include <fusekit/detail/reduce_tree.hpp>
+#include <fusekit/detail/team.hpp>
 #include <fusekit/policy.hpp>
+
+#include <cuda/std/span>
 
 #include <cstdint>
 #include <type_traits>
@@ -43,16 +52,15 @@ Acc narrow_sum(Carry total) {
   }
 }
 
+/// Σ src(i) over [begin, end), 8 lanes wide.
 template <class Acc, class Src>
-cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
+FUSEKIT_FORCEINLINE cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
   using Carry = cpu_carry_t<Acc>;
   constexpr int width = 8;
   Carry lane[width] = {};
   std::int64_t i = begin;
   for (; i + width <= end; i += width) {
-#if FUSEKIT_HAS_OPENMP
-#pragma omp simd
-#endif
+    FUSEKIT_SIMD_LOOP
     for (int l = 0; l < width; ++l) { lane[l] += static_cast<Carry>(src(i + l)); }
   }
   for (; i < end; ++i) { lane[0] += static_cast<Carry>(src(i)); }
@@ -62,63 +70,124 @@ cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t 
 }
 
 template <class Acc, class Src>
-Acc cpu_parallel_sum_loop(int threads, const Src& src, std::int64_t n) {
+Acc cpu_parallel_sum(const cpu& policy, const Src& src, std::int64_t n) {
   using Carry = cpu_carry_t<Acc>;
+  std::vector<Carry> parts(static_cast<std::size_t>(cpu_thread_count(policy)) + 1, Carry(0));
   std::int64_t const blocks = (n + cpu_sum_block - 1) / cpu_sum_block;
+  cpu_for_ranges(
+      policy, blocks,
+      [&](int part, std::int64_t first, std::int64_t last) {
+        parts[static_cast<std::size_t>(part)] = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+          Carry total = Carry(0);
+          for (std::int64_t b = first; b < last; ++b) {
+            std::int64_t const end = (b + 1) * cpu_sum_block < n ? (b + 1) * cpu_sum_block : n;
+            total += cpu_block_sum<Acc>(src, b * cpu_sum_block, end);
+          }
+          return total;
+        });
+      },
+      n);
   Carry total = Carry(0);
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : total) if (n >= cpu_parallel_threshold)
-#endif
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    std::int64_t const begin = b * cpu_sum_block;
-    std::int64_t const end = begin + cpu_sum_block < n ? begin + cpu_sum_block : n;
-    total += cpu_block_sum<Acc>(src, begin, end);
-  }
+  for (Carry p : parts) { total += p; }
   return narrow_sum<Acc>(total);
 }
 
-#if FUSEKIT_CPU_DISPATCH
-template <class Acc, class Src>
-FUSEKIT_TARGET_AVX2 Acc cpu_parallel_sum_loop_avx2(int threads, const Src& src, std::int64_t n) {
-  return cpu_parallel_sum_loop<Acc>(threads, src, n);
-}
-#endif
-
-template <class Acc, class Src>
-Acc cpu_parallel_sum(const cpu& policy, const Src& src, std::int64_t n) {
-  int const threads = cpu_thread_count(policy);
-#if FUSEKIT_CPU_DISPATCH
-  if (cpu_has_avx2_fma()) { return cpu_parallel_sum_loop_avx2<Acc>(threads, src, n); }
-#endif
-  return cpu_parallel_sum_loop<Acc>(threads, src, n);
-}
-
-/// One level of the tree: tile sums of n values into `partials`.
-template <class Acc, class Src>
-void cpu_tree_level(int threads, const Src& src, std::int64_t n, Acc* partials) {
-  std::int64_t const tiles = tree_level_size(n);
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (n >= cpu_parallel_threshold)
-#endif
-  for (std::int64_t t = 0; t < tiles; ++t) { partials[t] = tree_tile_sum<Acc>(src, t, n); }
+/// Per-thread ranges reduced with op, then the ranges' results in order: the
+/// parallel reduction for an op other than plus (n ≥ 1).
+template <class Acc, class Src, class Op>
+Acc cpu_parallel_reduce(const cpu& policy, const Src& src, std::int64_t n, const Op& op) {
+  std::size_t const most = static_cast<std::size_t>(cpu_thread_count(policy)) + 1;
+  std::vector<Acc> parts(most);
+  std::vector<char> filled(most, 0);
+  cpu_for_ranges(policy, n, [&](int part, std::int64_t first, std::int64_t last) {
+    if (first >= last) { return; }
+    Acc a = src(first);
+    for (std::int64_t i = first + 1; i < last; ++i) { a = op(a, src(i)); }
+    parts[static_cast<std::size_t>(part)] = a;
+    filled[static_cast<std::size_t>(part)] = 1;
+  });
+  Acc total = parts[0];  // part 0 always has the first range, and n ≥ 1
+  for (std::size_t p = 1; p < most; ++p) {
+    if (filled[p] != 0) { total = op(total, parts[p]); }
+  }
+  return total;
 }
 
-template <class Acc, class Src>
-Acc cpu_tree_sum(const cpu& policy, const Src& src, std::int64_t n) {
-  if (n == 0) { return Acc(0); }
-  int const threads = cpu_thread_count(policy);
+/// One level of the tree: tile results of n values into `partials`.
+template <class Acc, class Src, class Op>
+void cpu_tree_level(const cpu& policy, const Src& src, const Op& op, std::int64_t n, Acc* partials) {
+  cpu_for_ranges(
+      policy, tree_level_size(n),
+      [&](int, std::int64_t first, std::int64_t last) {
+        // Baseline ISA only: in code built for FMA the compiler may fuse a
+        // product of src into the tree's add (see detail/rounding.hpp).
+        Acc lane[tree_lanes];
+        for (std::int64_t t = first; t < last; ++t) {
+          partials[t] = tree_tile_reduce<Acc>(serial_team{}, lane, src, op, t, n);
+        }
+      },
+      n);
+}
+
+/// The tree's result over n ≥ 1 values.
+template <class Acc, class Src, class Op>
+Acc cpu_tree_reduce(const cpu& policy, const Src& src, const Op& op, std::int64_t n) {
   std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(n)));
-  cpu_tree_level(threads, src, n, level.data());
-  std::int64_t m = static_cast<std::int64_t>(level.size());
-  while (m > 1) {
-    std::vector<Acc> next(static_cast<std::size_t>(tree_level_size(m)));
-    cpu_tree_level(threads, [&level](std::int64_t i) { return level[static_cast<std::size_t>(i)]; }, m, next.data());
+  cpu_tree_level(policy, src, op, n, level.data());
+  while (level.size() > 1) {
+    std::vector<Acc> next(static_cast<std::size_t>(tree_level_size(static_cast<std::int64_t>(level.size()))));
+    cpu_tree_level(policy, array_source<Acc, Acc>{level.data()}, op, static_cast<std::int64_t>(level.size()),
+                   next.data());
     level.swap(next);
-    m = static_cast<std::int64_t>(level.size());
   }
   return level[0];
+}
+
+/// init ⊕ the n values of src: the tree for `deterministic`; otherwise the
+/// parallel reduction (for plus, the double-carried sum). On the CPU the atomic
+/// algorithms and CUB have no hardware of their own (see reduce.hpp).
+template <class Acc, class Src, class Op>
+Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, reduce_algorithm algorithm, const Op& op, Acc init) {
+  if (n == 0) { return init; }
+  if (algorithm == reduce_algorithm::deterministic) { return op(init, cpu_tree_reduce<Acc>(policy, src, op, n)); }
+  if constexpr (std::is_same_v<Op, plus>) {
+    return op(init, cpu_parallel_sum<Acc>(policy, src, n));
+  } else {
+    return op(init, cpu_parallel_reduce<Acc>(policy, src, n, op));
+  }
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  check_reduce("fusekit::reduce_sum", in, out);
+  check_reduce_algorithm<plus, Acc>("fusekit::reduce_sum", algorithm);
+  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                         static_cast<std::int64_t>(in.size()), algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
+  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
+  *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(op, ins...), n, algorithm, plus{}, Acc(0));
+}
+
+template <class T, class Acc, class Op>
+void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+         reduce_algorithm algorithm) {
+  check_reduce_views("fusekit::reduce", in, out);
+  check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
+  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                         static_cast<std::int64_t>(in.size()), algorithm, op, init);
+}
+
+/// A host value from a call that writes it: on the CPU, a local.
+template <class R, class Enqueue>
+R run(scalar_result_tag, const cpu&, accumulate_in<R>, const Enqueue& enqueue) {
+  R result{};
+  enqueue(&result);
+  return result;
 }
 
 }  // namespace detail

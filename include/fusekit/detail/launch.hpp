@@ -7,6 +7,8 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/error.hpp>
+#include <fusekit/policy.hpp>
+#include <fusekit/tuning.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -16,9 +18,6 @@
 
 namespace fusekit {
 namespace detail {
-
-/// Threads per block of fusekit's streaming kernels.
-inline constexpr int default_block_size = 256;
 
 /// Blocks for `items` work items of which one block takes `items_per_block`
 /// per pass (its thread count when each thread takes one item, 1 when each
@@ -38,6 +37,8 @@ constexpr int grid_size(std::int64_t items, std::int64_t items_per_block, int sm
 struct device_attributes {
   int sm_count = 0;
   int max_shared_per_block_optin = 0;  ///< bytes of shared memory a block may opt in to
+  int major = 0;                       ///< compute capability
+  int minor = 0;
 };
 
 /// The current device's index.
@@ -58,12 +59,21 @@ inline device_attributes attributes_of(int device) {
   FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.sm_count, cudaDevAttrMultiProcessorCount, device));
   FUSEKIT_CUDA_TRY(
       cudaDeviceGetAttribute(&a.max_shared_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.major, cudaDevAttrComputeCapabilityMajor, device));
+  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.minor, cudaDevAttrComputeCapabilityMinor, device));
   cache.emplace(device, a);
   return a;
 }
 
 /// Multiprocessors of the current device.
 inline int current_sm_count() { return attributes_of(current_device()).sm_count; }
+
+/// The tuning a GPU call runs with: the caller's, or the current device's row of `tuning_for`.
+inline tuning tuning_of(const cuda& policy) {
+  if (policy.tuned) { return policy.tune; }
+  device_attributes const a = attributes_of(current_device());
+  return tuning_for(a.major, a.minor);
+}
 
 }  // namespace detail
 }  // namespace fusekit

@@ -55,10 +55,6 @@ struct compute_type {
 
 }  // namespace detail
 
-/// The type fusekit computes in for elements of types `Ts...` (see the table above).
-template <class... Ts>
-using compute_t = typename detail::compute_type<Ts...>::type;
-
 namespace detail {
 
 /// double → float, rounded once; beyond float's range ±inf, as IEEE rounding

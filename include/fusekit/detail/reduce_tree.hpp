@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The fixed summation order of `reduce_algorithm::deterministic`, shared by the
-/// GPU kernels and the CPU backend. The order depends on n only — never on the
+/// The fixed order of `reduce_algorithm::deterministic`: ONE definition of the
+/// tile reduction, run by the CPU backend (serial_team) and by the
+/// GPU tree kernel (block_team). The order depends on n only — never on the
 /// grid, the GPU or the thread count — so every backend gives the same bits.
 ///
 ///   level:  n values → ceil(n / 8192) tile sums, until one value is left
-///   tile:   256 lanes; lane l adds elements l, l+256, ..., l+31·256 of the tile
-///           in that order, starting from 0 (missing elements of the last tile
-///           are skipped, which is the same as adding +0: a lane sum is never −0)
-///           then lane[l] += lane[l + s] for s = 128, 64, ..., 1
+///   tile:   256 lanes; lane l combines elements l, l+256, ..., l+31·256 of the
+///           tile in that order (missing elements of the last tile are skipped)
+///           then lane[l] ⊕= lane[l + s] for s = 128, 64, ..., 1 (empty lanes skipped)
+///   end:    init ⊕ the one value left (for a sum, init = +0: the total is never −0)
 ///
-/// Each addition is one IEEE round-to-nearest add in the accumulator type
+/// For a sum each ⊕ is one IEEE round-to-nearest add in the accumulator type
 /// (`add_rn`: never fused with a product the source computes), on both sides,
-/// so results are bit-identical.
+/// so results are bit-identical; for min and max, and every exact operation,
+/// too. These constants define the bits: they are not tuning, and changing one
+/// changes every deterministic sum.
 ///
 /// The GPU runs one tile per block, so a level of `tiles` tiles wants `tiles`
 /// blocks, capped at the blocks resident at once (`tree_level_grid`); the grid
@@ -24,6 +27,8 @@
 #include <fusekit/detail/rounding.hpp>
 
 #include <cstdint>
+#include <utility>
+
 
 namespace fusekit {
 namespace detail {
@@ -52,34 +57,36 @@ FUSEKIT_HD constexpr int tree_levels(std::int64_t n) {
   return levels;
 }
 
-/// Pairwise combination of the lane sums: lane[l] += lane[l + s], s = 128 ... 1.
-template <class Acc>
-FUSEKIT_HD inline Acc tree_combine_lanes(Acc (&lane)[tree_lanes]) {
-  for (int s = tree_lanes / 2; s >= 1; s /= 2) {
-    for (int l = 0; l < s; ++l) { lane[l] = add_rn(lane[l], lane[l + s]); }
-  }
-  return lane[0];
-}
-
-/// Sum of tile `tile` of n values produced by `src(i)`, in the tree's order
-/// (the host version; the GPU kernel computes the same additions in parallel).
-template <class Acc, class Src>
-inline Acc tree_tile_sum(const Src& src, std::int64_t tile, std::int64_t n) {
-  Acc lane[tree_lanes];
-  for (auto& v : lane) { v = Acc(0); }
+/// The reduction of tile `tile` of the n values `src(i)` with `op`, in the
+/// tree's order, by a team (detail/team.hpp); `lane` is 256 accumulators the
+/// team shares. Missing elements of the last tile are skipped, as are the lanes
+/// they leave empty. The result is the leader's; the team may reuse `lane`
+/// once this returns.
+template <class Acc, class Team, class Src, class Op>
+FUSEKIT_HD Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op, std::int64_t tile,
+                                std::int64_t n) {
   std::int64_t const base = tile * tree_tile;
+  auto const value = [&](int row, std::int64_t l) { return src(base + std::int64_t{row} * tree_lanes + l); };
   if (base + tree_tile <= n) {
-    for (int k = 0; k < tree_per_lane; ++k) {
-      std::int64_t const row = base + std::int64_t{k} * tree_lanes;
-      for (int l = 0; l < tree_lanes; ++l) { lane[l] = add_rn(lane[l], src(row + l)); }  // lanes are independent: vectorizes
-    }
+    team.template column_reduce<tree_per_lane>(lane, [](int) { return std::int64_t{tree_lanes}; }, value, op);
   } else {
-    for (int k = 0; k < tree_per_lane; ++k) {
-      std::int64_t const row = base + std::int64_t{k} * tree_lanes;
-      for (int l = 0; l < tree_lanes && row + l < n; ++l) { lane[l] = add_rn(lane[l], src(row + l)); }
-    }
+    auto const count = [&](int row) {
+      std::int64_t const left = n - base - std::int64_t{row} * tree_lanes;
+      return left < 0 ? std::int64_t{0} : (left < tree_lanes ? left : std::int64_t{tree_lanes});
+    };
+    team.template column_reduce<tree_per_lane>(lane, count, value, op);
   }
-  return tree_combine_lanes(lane);
+  team.sync();
+  std::int64_t const filled = n - base < tree_lanes ? n - base : std::int64_t{tree_lanes};
+  for (int s = tree_lanes / 2; s >= 1; s /= 2) {
+    team.for_each(s, [&](std::int64_t l) {
+      if (l + s < filled) { lane[l] = op(lane[l], lane[l + s]); }
+    });
+    team.sync();
+  }
+  Acc const total = lane[0];
+  team.sync();
+  return total;
 }
 
 }  // namespace detail

@@ -16,7 +16,9 @@
 ///   (`__FMA__` on x86-64, always on AArch64), gcc contracts across statements
 ///   under its default `-ffp-contract=fast`; there the operands pass through an
 ///   empty asm that the optimizer cannot see through, which also keeps the loop
-///   from vectorizing (the price of the same bits on such a build).
+///   from vectorizing (the price of the same bits on such a build). The same
+///   holds under `-ffast-math` (`-fassociative-math`), where gcc would regroup
+///   a chain of additions.
 ///
 /// Integers add as unsigned: two's-complement wrap-around, defined behaviour.
 
@@ -24,8 +26,9 @@
 
 #include <type_traits>
 
-#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__FMA__) || defined(__aarch64__) || defined(__FP_FAST_FMA) || defined(__FP_FAST_FMAF))
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) &&                                 \
+    (defined(__FMA__) || defined(__aarch64__) || defined(__FP_FAST_FMA) || defined(__FP_FAST_FMAF) || \
+     defined(__FAST_MATH__) || defined(__ASSOCIATIVE_MATH__))
 #define FUSEKIT_HOST_MAY_CONTRACT 1
 #else
 #define FUSEKIT_HOST_MAY_CONTRACT 0
@@ -54,44 +57,40 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T opaque(T v) {
 template <class T>
 using wrap_t = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
 
-/// a + b, one rounding, never fused with a product (integers: wrap-around).
-template <class T>
-FUSEKIT_HD FUSEKIT_FORCEINLINE T add_rn(T a, T b) {
+enum class rounded_op { add, mul };
+
+/// a + b or a · b, one rounding, never fused with another operation (integers: wrap-around).
+template <rounded_op Op, class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T rounded(T a, T b) {
+  constexpr bool add = Op == rounded_op::add;
   if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
+    using W = wrap_t<T>;
+    return static_cast<T>(add ? static_cast<W>(a) + static_cast<W>(b) : static_cast<W>(a) * static_cast<W>(b));
   } else {
 #if FUSEKIT_DEVICE_PASS
     if constexpr (std::is_same_v<T, float>) {
-      return __fadd_rn(a, b);
+      if constexpr (add) { return __fadd_rn(a, b); } else { return __fmul_rn(a, b); }
     } else if constexpr (std::is_same_v<T, double>) {
-      return __dadd_rn(a, b);
+      if constexpr (add) { return __dadd_rn(a, b); } else { return __dmul_rn(a, b); }
     } else {
-      return a + b;
+      if constexpr (add) { return a + b; } else { return a * b; }
     }
 #else
-    return opaque(a) + opaque(b);
+    if constexpr (add) { return opaque(a) + opaque(b); } else { return opaque(a * b); }
 #endif
   }
+}
+
+/// a + b, one rounding, never fused with a product (integers: wrap-around).
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T add_rn(T a, T b) {
+  return rounded<rounded_op::add>(a, b);
 }
 
 /// a · b, one rounding, never fused with an addition (integers: wrap-around).
 template <class T>
 FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
-  } else {
-#if FUSEKIT_DEVICE_PASS
-    if constexpr (std::is_same_v<T, float>) {
-      return __fmul_rn(a, b);
-    } else if constexpr (std::is_same_v<T, double>) {
-      return __dmul_rn(a, b);
-    } else {
-      return a * b;
-    }
-#else
-    return opaque(a * b);
-#endif
-  }
+  return rounded<rounded_op::mul>(a, b);
 }
 
 }  // namespace detail

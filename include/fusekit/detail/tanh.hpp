@@ -31,13 +31,8 @@
 namespace fusekit {
 namespace detail {
 
-/// Largest error of `tanh_float`, in ulp of the exact result, for normal x: in
-/// every host build (-ffast-math included) and on the device by default.
-inline constexpr double tanh_float_max_ulp = 1.6;
-
-/// ... on the device under `nvcc --use_fast_math`, whose approximate division
-/// (≤ 2 ulp) adds at most 1 ulp: the quotient 2/(e^{2|x|} + 1) is at most 1/2.
-inline constexpr double tanh_float_max_ulp_use_fast_math = 2.6;
+// The bounds of tanh_float are public: fusekit::tanh_float_max_ulp and
+// fusekit::tanh_float_max_ulp_use_fast_math (functors.hpp).
 
 FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   // Selects are done on the bits, with masks: a floating-point select or a

@@ -4,6 +4,7 @@
 /// cuBLAS for the trainer's GPU backend: checked calls, one cached handle per
 /// device and host thread, and a row-major-friendly GEMM in T.
 
+#include <fusekit/detail/unique_owner.hpp>
 #include <fusekit/error.hpp>
 
 #include <cublas_v2.h>
@@ -32,11 +33,8 @@ namespace detail {
 /// The handles of one host thread, one per device, destroyed when the thread
 /// exits (for the main thread: at exit, before the CUDA runtime tears down).
 /// A destructor cannot throw, so a failed destroy is reported on stderr.
-class cublas_handles {
+class cublas_handles : unique_owner {
  public:
-  cublas_handles() = default;
-  cublas_handles(const cublas_handles&) = delete;
-  cublas_handles& operator=(const cublas_handles&) = delete;
   ~cublas_handles() {
     for (auto const& [device, handle] : handles_) {
       if (cudaSetDevice(device) != cudaSuccess) { (void)cudaGetLastError(); }

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// `unique_owner`: the base of every fusekit type that owns a CUDA resource and
+/// releases it once, in its destructor: neither copyable nor movable.
+
+namespace fusekit {
+namespace detail {
+
+struct unique_owner {
+  unique_owner() = default;
+  unique_owner(const unique_owner&) = delete;
+  unique_owner& operator=(const unique_owner&) = delete;
+};
+
+}  // namespace detail
+}  // namespace fusekit

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The reductions' vocabulary: the algorithms, the accumulator rules and the
+/// operations `reduce` takes (see reduce.hpp for the functions and their error
+/// bounds).
+
+#include <fusekit/config.hpp>
+#include <fusekit/detail/numeric.hpp>
+#include <fusekit/detail/rounding.hpp>
+
+#include <cuda/std/limits>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace fusekit {
+
+/// How a reduction combines its values (reduce.hpp has the costs and bounds).
+enum class reduce_algorithm {
+  naive_atomic,   ///< one atomic per element: the teaching baseline
+  block_atomic,   ///< a sum per thread and per block, then one atomic per block
+  cub,            ///< cub::DeviceReduce: two passes, temporary storage
+  deterministic,  ///< a fixed tree over 8192-value tiles: the same bits on every GPU and the CPU
+};
+
+/// Name of an algorithm, for tables and messages.
+constexpr const char* to_string(reduce_algorithm a) {
+  switch (a) {
+    case reduce_algorithm::naive_atomic: return "naive_atomic";
+    case reduce_algorithm::block_atomic: return "block_atomic";
+    case reduce_algorithm::cub: return "cub";
+    case reduce_algorithm::deterministic: return "deterministic";
+  }
+  return "unknown";
+}
+
+namespace detail {
+template <class T, class = void>
+struct default_accumulator {
+  static_assert(is_supported_element_v<T>,
+                "fusekit: unsupported element type for a sum. Use float, double, __half, __nv_bfloat16 or an "
+                "integer type");
+  using type = float;
+};
+template <>
+struct default_accumulator<double> {
+  using type = double;
+};
+template <class T>
+struct default_accumulator<T, std::enable_if_t<is_integer_element_v<T>>> {
+  using type = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+};
+}  // namespace detail
+
+/// The accumulator a sum of T uses by default (see the file comment).
+template <class T>
+using accumulator_t = typename detail::default_accumulator<std::remove_cv_t<T>>::type;
+
+/// Asks `sum`/`transform_reduce` for a particular accumulator: `accumulate_in<double>{}`.
+template <class Acc>
+struct accumulate_in {
+  using type = Acc;
+};
+
+/// x + y, one IEEE rounding (`add_rn`: never fused with a product). The sum's operation.
+struct plus {
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(T x, T y) const {
+    return detail::add_rn(x, y);
+  }
+};
+
+/// The smaller of x and y (x when they compare equal or unordered). Exact.
+struct minimum {
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(T x, T y) const {
+    return y < x ? y : x;
+  }
+};
+
+/// The larger of x and y (x when they compare equal or unordered). Exact.
+struct maximum {
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(T x, T y) const {
+    return x < y ? y : x;
+  }
+};
+
+namespace detail {
+/// What the atomic algorithms need of an operation: a CUDA atomic for it on Acc
+/// (`exists`) and its identity (the start of a thread's or block's partial).
+template <class Op, class Acc, class = void>
+struct atomic_op {
+  static constexpr bool exists = false;
+};
+template <class Acc>
+struct atomic_op<plus, Acc,
+                 std::enable_if_t<std::is_floating_point_v<Acc> || (std::is_integral_v<Acc> && sizeof(Acc) >= 4)>> {
+  static constexpr bool exists = true;
+  FUSEKIT_HD static constexpr Acc identity() { return Acc(0); }
+};
+template <class Acc>
+struct atomic_op<minimum, Acc, std::enable_if_t<std::is_integral_v<Acc> && sizeof(Acc) >= 4>> {
+  static constexpr bool exists = true;
+  FUSEKIT_HD static constexpr Acc identity() { return ::cuda::std::numeric_limits<Acc>::max(); }
+};
+template <class Acc>
+struct atomic_op<maximum, Acc, std::enable_if_t<std::is_integral_v<Acc> && sizeof(Acc) >= 4>> {
+  static constexpr bool exists = true;
+  FUSEKIT_HD static constexpr Acc identity() { return ::cuda::std::numeric_limits<Acc>::lowest(); }
+};
+}  // namespace detail
+
+}  // namespace fusekit

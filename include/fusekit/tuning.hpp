@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Launch tuning of the GPU backend, in one place per algorithm (in the manner
+/// of CUB's `tuning_reduce.cuh`): a struct per algorithm, a table selected by
+/// compute capability, and a caller's override carried by the policy:
+///
+///     fusekit::tuning t = fusekit::tuning_for(9, 0);
+///     t.train.batch_iterations = 16;
+///     fusekit::fit(fusekit::cuda{stream}.with(t), X, Y, W);
+///
+/// What is NOT here, on purpose: the constants that define the deterministic
+/// tree's bits (8192-value tiles of 256 lanes × 32, detail/reduce_tree.hpp) are
+/// fixed, because changing them changes every deterministic sum; and the
+/// `block_atomic` kernel's 1024 threads are part of its type (cub::BlockReduce
+/// and __launch_bounds__ take them at compile time).
+
+#include <cstdint>
+
+namespace fusekit {
+
+/// `transform`, `hidden_layer`, `predict` and the `naive_atomic` sum: grid-stride kernels.
+struct elementwise_tuning {
+  /// Threads per block. 256 = 8 warps: a block size the CUDA Best Practices
+  /// Guide recommends as a start (a multiple of 32, 128–256); with fusekit's
+  /// register use (≤ 32 per thread for the fused layer, tests/codegen) 8 such
+  /// blocks fill a multiprocessor's 2048 threads on sm_70 … sm_90.
+  int block_threads = 256;
+};
+
+/// The trainer's GPU paths.
+struct train_tuning {
+  /// Most threads per output in the iteration kernels: a warp per 32 unknowns
+  /// up to this cap. Past 8 warps each block sum (two per step) waits on more
+  /// warps while the L ≤ ~230 unknowns of the single-launch path give each
+  /// thread one or two of them.
+  int max_block_threads = 256;
+  /// Most threads of the power iteration's one block: it runs once per fit, on
+  /// the whole device, so it takes the largest block.
+  int power_iteration_max_threads = 1024;
+  /// Steps of the cuBLAS path between two reads of how many outputs still run.
+  /// Each read synchronizes the host; after convergence at most this many − 1
+  /// steps run for nothing (a stopped output's step returns at once).
+  std::int64_t batch_iterations = 64;
+};
+
+/// Every algorithm's tuning.
+struct tuning {
+  elementwise_tuning elementwise;
+  train_tuning train;
+};
+
+/// The tuning for a device of compute capability major.minor: the table a
+/// measured tuning goes into, one row per architecture family. Every family
+/// from sm_70 to sm_100 gets the defaults above today, because those come from
+/// limits these families share (2048 threads and 32 blocks per multiprocessor,
+/// 1024 threads per block), not from a measurement on one of them.
+constexpr tuning tuning_for(int major, int minor) {
+  (void)major;
+  (void)minor;
+  return tuning{};
+}
+
+}  // namespace fusekit
