@@ -48,7 +48,11 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
     (void)fusekit::sum(policy, cf, a, fusekit::accumulate_in<double>{});
     fusekit::transform_reduce_sum(policy, d + 2 * n, a, fusekit::weigh{}, cd, cf);
     (void)fusekit::transform_reduce(policy, a, fusekit::accumulate_in<double>{}, fusekit::make_hidden_layer(), cu8, cf);
+    fusekit::reduce(policy, cf, f + 2 * n, fusekit::plus{}, 0.0f, a);
+    fusekit::reduce(policy, ci, i32 + 2 * n, fusekit::minimum{}, std::int32_t{0}, a);
+    fusekit::reduce(policy, ci, reinterpret_cast<std::int64_t*>(d + 2 * n), fusekit::maximum{}, std::int64_t{0}, a);
   }
+  fusekit::reduce(policy, cd, d + 2 * n, fusekit::minimum{}, 0.0, fusekit::reduce_algorithm::cub);
   (void)fusekit::transform_reduce(policy, fusekit::weigh{}, cf, cf);
   train_entry_points(policy, f, f + 8, f + 20);
   train_entry_points(policy, d, d + 8, d + 20);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <string>
@@ -315,6 +316,58 @@ TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
       EXPECT_NE(std::string(e.what()).find("workspace overlaps out"), std::string::npos) << e.what();
     }
   }
+}
+
+// ---- reduce with an operation ------------------------------------------------
+
+struct largest_magnitude_gpu {
+  FUSEKIT_HD float operator()(float a, float b) const { return fabsf(b) > fabsf(a) ? b : a; }
+};
+
+TEST(GpuReduce, MinMaxAndACallersOpMatchTheCpuBitForBit) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  for (std::size_t n : {std::size_t{1}, std::size_t{8193}, std::size_t{1} << 20, (std::size_t{1} << 22) + 5}) {
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<float>((i * 7919) % n) * (i % 2 ? -1.0f : 1.0f); }
+    device_buffer<float> d(x);
+    device_buffer<float> out(1);
+    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      float cpu = 0;
+      fusekit::reduce(fusekit::cpu{}, span<const float>(x), &cpu, fusekit::minimum{}, INFINITY, a);
+      fusekit::reduce(fusekit::cuda{}, span<const float>(d.data(), n), out.data(), fusekit::minimum{}, INFINITY, a);
+      EXPECT_EQ(out.to_host()[0], cpu) << n << " " << fusekit::to_string(a);
+      fusekit::reduce(fusekit::cpu{}, span<const float>(x), &cpu, largest_magnitude_gpu{}, 0.0f, a);
+      fusekit::reduce(fusekit::cuda{}, span<const float>(d.data(), n), out.data(), largest_magnitude_gpu{}, 0.0f, a);
+      EXPECT_EQ(out.to_host()[0], cpu) << n << " " << fusekit::to_string(a);
+    }
+  }
+}
+
+TEST(GpuReduce, IntegerMinMaxWithAtomics) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::vector<std::int32_t> x(1000003);
+  std::mt19937 gen(11);
+  for (auto& v : x) { v = std::uniform_int_distribution<std::int32_t>(-2000000000, 2000000000)(gen); }
+  device_buffer<std::int32_t> d(x);
+  device_buffer<std::int64_t> lo(1), hi(1);
+  for (auto a : {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic, reduce_algorithm::cub,
+                 reduce_algorithm::deterministic}) {
+    fusekit::reduce(fusekit::cuda{}, span<const std::int32_t>(d.data(), x.size()), lo.data(), fusekit::minimum{},
+                    std::numeric_limits<std::int64_t>::max(), a);
+    fusekit::reduce(fusekit::cuda{}, span<const std::int32_t>(d.data(), x.size()), hi.data(), fusekit::maximum{},
+                    std::numeric_limits<std::int64_t>::lowest(), a);
+    EXPECT_EQ(lo.to_host()[0], *std::min_element(x.begin(), x.end())) << fusekit::to_string(a);
+    EXPECT_EQ(hi.to_host()[0], *std::max_element(x.begin(), x.end())) << fusekit::to_string(a);
+  }
+}
+
+TEST(GpuReduce, FloatMinWithAnAtomicAlgorithmIsRejectedBeforeAnyLaunch) {
+  // No device needed: the check runs first.
+  float* out = reinterpret_cast<float*>(std::uintptr_t{256});
+  const float* in = reinterpret_cast<const float*>(std::uintptr_t{4096});
+  EXPECT_THROW(fusekit::reduce(fusekit::cuda{}, span<const float>(in, 10), out, fusekit::minimum{}, INFINITY,
+                               reduce_algorithm::block_atomic),
+               fusekit::invalid_argument);
 }
 
 }  // namespace
