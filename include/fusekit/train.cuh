@@ -1,6 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// `fit` and `predict` with both backends: include from nvcc and link `fusekit::train`.
+/// `fit` and `predict` with both backends (include from nvcc and link
+/// `fusekit::train`, which adds cuBLAS), and the entry points only the GPU has:
+/// a `fit` whose temporaries come from a caller's workspace.
+///
+///     std::size_t bytes = fusekit::fit_workspace_bytes<float>(K, L, N, options);
+///     // ... bytes of device memory in `ws`, allocated once ...
+///     fusekit::fit_report r = fusekit::fit(fusekit::cuda{stream}, X, Y, W, options, ws);
+
 #include <fusekit/cuda/train.cuh>
 #include <fusekit/train.hpp>
+
+#include <cuda/std/span>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fusekit {
+
+/// Bytes of device workspace `fit` needs for X of K × L, N outputs and these
+/// options, whichever GPU path it takes. Asks no device.
+template <class T>
+std::size_t fit_workspace_bytes(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& options = {}) {
+  detail::check_train_type<T>();
+  return detail::fit_workspace_bytes_for<T>(K, L, N, options);
+}
+
+/// `fit` on the GPU allocating nothing through the policy's resource: every
+/// temporary comes from `workspace` (at least `fit_workspace_bytes<T>(K, L, N,
+/// options)` bytes of device memory, sharing no byte with X, Y or W). cuBLAS
+/// keeps the workspace it allocated once for its cached handle.
+template <class T>
+fit_report fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
+               ::cuda::std::span<std::byte> workspace) {
+  return detail::gpu_fit(policy, X, Y, W, options, detail::fit_path::automatic, workspace);
+}
+
+}  // namespace fusekit

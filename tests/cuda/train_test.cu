@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -353,6 +354,69 @@ TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
     EXPECT_EQ(r0.outputs[n].status, r1.outputs[n].status);
   }
   for (std::size_t i = 0; i < W_default.size(); ++i) { EXPECT_NEAR(W_default[i], W_tuned[i], 1e-9 * (1 + std::fabs(W_default[i]))); }
+}
+
+TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(500, 20, 3, 9);
+  device_buffer<float> X(p.X), Y(p.Y), W(static_cast<std::size_t>(p.N * p.L)), out(1);
+  counting_pool pool;
+  fusekit::cuda const policy{nullptr, pool};
+  ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
+  gd_options o;
+  o.max_iterations = 300;
+  std::size_t const bytes = std::max({fusekit::fit_workspace_bytes<float>(p.K, p.L, p.N, o),
+                                      fusekit::sum_workspace_bytes<float>(x.size(), fusekit::reduce_algorithm::cub),
+                                      fusekit::transform_reduce_workspace_bytes<double>(
+                                          fusekit::reduce_algorithm::deterministic, fusekit::weigh{}, x, x)});
+  device_buffer<std::byte> ws(bytes);
+  ::cuda::std::span<std::byte> const workspace(ws.data(), bytes);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  (void)default_pool_high_and_reset();
+
+  float const s = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub, fusekit::accumulate_in<float>{}, workspace);
+  double const dot = fusekit::transform_reduce(policy, fusekit::reduce_algorithm::deterministic,
+                                               fusekit::accumulate_in<double>{}, fusekit::weigh{}, workspace, x, x);
+  fusekit::transform_reduce_sum(policy, out.data(), fusekit::reduce_algorithm::deterministic, fusekit::weigh{},
+                                workspace, x, x);
+  auto const r = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                              fusekit::matrix<float>(W.data(), p.N, p.L), o, workspace);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  EXPECT_EQ(pool.allocations, 0) << "a workspace call allocated through the policy's resource";
+  EXPECT_EQ(default_pool_high_and_reset(), 0u) << "a workspace call allocated through cudaMallocAsync";
+  // The same answers as without a workspace.
+  EXPECT_EQ(s, fusekit::sum(fusekit::cuda{}, x, fusekit::reduce_algorithm::cub));
+  EXPECT_EQ(dot, fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
+                                           fusekit::accumulate_in<double>{}, fusekit::weigh{}, x, x));
+  EXPECT_EQ(out.to_host()[0], fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
+                                                        fusekit::accumulate_in<float>{}, fusekit::weigh{}, x, x));
+  std::vector<float> W_plain;
+  auto const plain = gpu_fit(p, W_plain, o, 0);
+  ASSERT_EQ(plain.outputs.size(), r.outputs.size());
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) { EXPECT_EQ(plain.outputs[n].iterations, r.outputs[n].iterations); }
+  EXPECT_EQ(W.to_host(), W_plain);
+}
+
+TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
+  // No device: the size is arithmetic, and the check runs before any CUDA call.
+  gd_options o;
+  std::size_t const direct = fusekit::fit_workspace_bytes<double>(50, 100, 4, o);  // K < L: direct
+  std::size_t const gram = fusekit::fit_workspace_bytes<double>(5000, 100, 4, o);  // K > L: gram
+  EXPECT_GE(direct, sizeof(double) * (100 * 100 + 3 * 4 * 100 + 50 * 4));         // A, iterates and gradients, D
+  EXPECT_GE(gram, sizeof(double) * (100 * 100 + 4 * 100 + 2 * 100 + 1));           // A, B, the power iteration
+  o.learning_rate = 1e-3;
+  EXPECT_LT(fusekit::fit_workspace_bytes<double>(50, 100, 4, o), direct);  // no power iteration, and no A for direct
+  alignas(256) static std::byte small[512];
+  static std::vector<double> x(5000 * 100, 1.0), y(5000 * 4, 1.0), w(4 * 100);
+  try {
+    (void)fusekit::fit(fusekit::cuda{}, cmatrix<double>(x.data(), 5000, 100), cmatrix<double>(y.data(), 5000, 4),
+                       fusekit::matrix<double>(w.data(), 4, 100), o,
+                       ::cuda::std::span<std::byte>(small, sizeof small));
+    ADD_FAILURE() << "a 512-byte workspace was accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace has 512 bytes but needs"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ output_report cpu_descend(const descent_params<T>& p, std::int64_t n, std::int64
 
 template <class T>
 fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
-  check_fit(policy, X, Y, W, o);
+  check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   int const threads = cpu_thread_count(policy);
   fit_report report;

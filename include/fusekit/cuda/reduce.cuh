@@ -11,6 +11,7 @@
 
 #include <fusekit/cuda/buffer.cuh>
 #include <fusekit/cuda/launch.cuh>
+#include <fusekit/cuda/reduce_kernels.cuh>
 #include <fusekit/cuda/team.cuh>
 #include <fusekit/detail/dispatch.hpp>
 #include <fusekit/detail/reduce_checks.hpp>
@@ -18,7 +19,6 @@
 #include <fusekit/detail/reduce_tree.hpp>
 #include <fusekit/policy.hpp>
 
-#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>
 #include <cuda/std/span>
@@ -32,79 +32,6 @@
 
 namespace fusekit {
 namespace detail {
-
-/// *out = op(*out, v) as one atomic (op has one: see atomic_op). Integers go
-/// through the unsigned or signed type of their width that CUDA's atomics take.
-template <class Op, class Acc>
-__device__ inline void atomic_combine(Acc* out, Acc v, Op) {
-  if constexpr (std::is_floating_point_v<Acc>) {
-    atomicAdd(out, v);  // only plus has an atomic on floating types
-  } else {
-    using U = std::conditional_t<sizeof(Acc) == 8, unsigned long long, unsigned>;
-    using S = std::conditional_t<sizeof(Acc) == 8, long long, int>;
-    using W = std::conditional_t<std::is_signed_v<Acc>, S, U>;
-    if constexpr (std::is_same_v<Op, plus>) {
-      // Two's complement: the unsigned add is the signed add, wrapping alike.
-      atomicAdd(reinterpret_cast<U*>(out), static_cast<U>(v));
-    } else if constexpr (std::is_same_v<Op, minimum>) {
-      atomicMin(reinterpret_cast<W*>(out), static_cast<W>(v));
-    } else {
-      atomicMax(reinterpret_cast<W*>(out), static_cast<W>(v));
-    }
-  }
-}
-
-/// *out = v: how a GPU reduction starts from init (or ends, for no values).
-template <class Acc>
-__global__ void store_kernel(Acc* out, Acc v) {
-  *out = v;
-}
-
-/// The user's baseline: every element is its own atomic on one address.
-template <class Acc, class Src, class Op>
-__global__ void naive_atomic_kernel(Src src, Op op, std::int64_t n, Acc* out) {
-  for (std::int64_t i = global_thread_id(); i < n; i += grid_stride()) { atomic_combine(out, src(i), op); }
-}
-
-inline constexpr int block_atomic_threads = 1024;
-
-/// Grid-stride partials per thread (8 loads in flight), one cub::BlockReduce,
-/// one atomic per block. Large blocks keep the atomics few: their rounding, in
-/// an order that changes run to run, dominates the error of a float sum.
-template <class Acc, class Src, class Op>
-__global__ void __launch_bounds__(block_atomic_threads) block_atomic_kernel(Src src, Op op, std::int64_t n, Acc* out) {
-  constexpr int unroll = 8;
-  std::int64_t const stride = grid_stride();
-  std::int64_t i = global_thread_id();
-  Acc acc = atomic_op<Op, Acc>::identity();
-  for (; i + (unroll - 1) * stride < n; i += unroll * stride) {
-    Acc v[unroll];
-#pragma unroll
-    for (int u = 0; u < unroll; ++u) { v[u] = src(i + u * stride); }
-#pragma unroll
-    for (int u = 0; u < unroll; ++u) { acc = op(acc, v[u]); }
-  }
-  for (; i < n; i += stride) { acc = op(acc, src(i)); }
-  using block_reduce = cub::BlockReduce<Acc, block_atomic_threads>;
-  __shared__ typename block_reduce::TempStorage temp;
-  Acc const total = block_reduce(temp).Reduce(acc, op);
-  if (threadIdx.x == 0) { atomic_combine(out, total, op); }
-}
-
-/// One level of the deterministic tree: block b reduces tiles b, b + gridDim.x,
-/// ... with the tile function the CPU runs (detail/reduce_tree.hpp). The last
-/// level (one tile) writes op(init, result) when `last`.
-template <class Acc, class Src, class Op>
-__global__ void __launch_bounds__(tree_lanes)
-    tree_level_kernel(Src src, Op op, std::int64_t n, Acc* partials, bool last, Acc init) {
-  __shared__ Acc lanes[tree_lanes];
-  __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  for (std::int64_t t = blockIdx.x; t < tree_level_size(n); t += gridDim.x) {
-    Acc const total = tree_tile_reduce<Acc>(team, lanes, src, op, t, n);
-    if (team.leader()) { partials[t] = last ? op(init, total) : total; }
-  }
-}
 
 template <class Acc>
 struct convert_to {
@@ -203,10 +130,10 @@ void gpu_tree_reduce(const Src& src, const Op& op, std::int64_t n, Acc* out, Acc
 /// kernels; tests use it to show that the deterministic result does not depend on it.
 template <class Acc, class Src, class Op>
 void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, reduce_algorithm algorithm, const Op& op,
-                Acc init, ::cuda::std::span<std::byte> workspace, const char* function, int grid_override = 0) {
+                Acc init, workspace_arena* arena = nullptr, int grid_override = 0) {
   cudaStream_t const stream = policy.stream;
   std::size_t const temp_bytes = reduce_temp_bytes<Acc>(src, op, n, algorithm);
-  stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes), workspace, function);
+  stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes), arena);
   bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
   if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
   if (n == 0) { return; }
@@ -230,27 +157,60 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
   }
 }
 
+/// Bytes a workspace needs for a reduction of n values of src: the result's
+/// slot first when the call returns a host value (`scalar`), then the temporaries.
+template <class Acc, class Src, class Op>
+std::size_t reduction_workspace_bytes(const Src& src, const Op& op, std::int64_t n, reduce_algorithm algorithm,
+                                      bool scalar) {
+  workspace_arena arena = workspace_arena::measure();
+  if (scalar) { arena.take(sizeof(Acc)); }
+  arena.take(reduce_temp_bytes<Acc>(src, op, n, algorithm));
+  return arena.bytes_needed();
+}
+
+/// A caller's workspace: large enough (checked before anything runs) and
+/// sharing no byte with the views of the call.
+/// `needed()` is asked last: for `cub` it asks CUB, and so the device.
+template <class Needed>
+void expect_workspace(const char* function, ::cuda::std::span<std::byte> workspace, const Needed& needed,
+                      const char* ask, const sum_views& views, const named_range& out) {
+  named_range const w = describe("workspace", workspace);
+  for (std::size_t k = 0; k < views.count; ++k) { expect_disjoint(function, w, views.ranges[k]); }
+  if (out.begin != 0) { expect_disjoint(function, w, out); }
+  std::size_t const bytes = needed();
+  FUSEKIT_EXPECTS(workspace.size() >= bytes, std::string(function) + ": workspace has " +
+                                                 std::to_string(workspace.size()) + " bytes but needs " +
+                                                 std::to_string(bytes) + " (ask " + ask + ")");
+}
+
+template <class Acc>
+named_range describe_out(const Acc* out) {
+  return {"out", reinterpret_cast<std::uintptr_t>(out), 1, sizeof(Acc)};
+}
+
 template <class T, class Acc>
 void run(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
          ::cuda::std::span<std::byte> workspace = {}) {
-  check_reduce("fusekit::reduce_sum", in, out);
-  check_reduce_algorithm<plus, Acc>("fusekit::reduce_sum", algorithm);
+  const char* const f = "fusekit::reduce_sum";
+  check_reduce(f, in, out);
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  array_source<Acc, std::remove_cv_t<T>> const src{in.data()};
+  auto const n = static_cast<std::int64_t>(in.size());
+  workspace_arena arena(workspace, f);
   if (workspace.data() != nullptr) {
-    named_range const w = describe("workspace", workspace);
-    expect_disjoint("fusekit::reduce_sum", w, describe("in", in));
-    expect_disjoint("fusekit::reduce_sum", w, named_range{"out", reinterpret_cast<std::uintptr_t>(out), 1, sizeof(Acc)});
+    expect_workspace(f, workspace, [&] { return reduction_workspace_bytes<Acc>(src, plus{}, n, algorithm, false); },
+                     "reduce_sum_workspace_bytes", reduce_input(in), describe_out(out));
   }
-  gpu_reduce(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), out,
-             algorithm, plus{}, Acc(0), workspace, "fusekit::reduce_sum");
+  gpu_reduce(policy, src, n, out, algorithm, plus{}, Acc(0), workspace.data() != nullptr ? &arena : nullptr);
 }
 
 template <class Acc, class Op, class... Ins>
 void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
          ::cuda::std::span<Ins>... ins) {
-  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
-  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
-  gpu_reduce(policy, make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0), {},
-             "fusekit::transform_reduce_sum");
+  const char* const f = "fusekit::transform_reduce_sum";
+  std::int64_t const n = check_transform_reduce(f, out, ins...);
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  gpu_reduce(policy, make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0));
 }
 
 template <class T, class Acc, class Op>
@@ -259,7 +219,7 @@ void run(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, cons
   check_reduce_views("fusekit::reduce", in, out);
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   gpu_reduce(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), out,
-             algorithm, op, init, {}, "fusekit::reduce");
+             algorithm, op, init);
 }
 
 /// A host value from a call that writes it: a device scalar, copied back (synchronizes).
@@ -269,24 +229,4 @@ R run(scalar_result_tag, const cuda& policy, accumulate_in<R>, const Enqueue& en
 }
 
 }  // namespace detail
-
-/// Bytes of workspace `reduce_sum` needs for n values of T summed in Acc with
-/// `algorithm` (0 for the atomic algorithms).
-template <class T, class Acc = accumulator_t<T>>
-std::size_t reduce_sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
-  detail::check_accumulator<T, Acc>();
-  std::size_t const bytes = detail::reduce_temp_bytes<Acc>(detail::array_source<Acc, std::remove_cv_t<T>>{nullptr},
-                                                           plus{}, static_cast<std::int64_t>(n), algorithm);
-  return bytes == 0 ? 0 : bytes + detail::workspace_alignment;
-}
-
-/// `reduce_sum` on the GPU with a caller-supplied workspace of at least
-/// `reduce_sum_workspace_bytes<T, Acc>(in.size(), algorithm)` bytes of device
-/// memory: allocates nothing, so it can be captured in a CUDA graph.
-template <class T, class Acc>
-void reduce_sum(const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
-                ::cuda::std::span<std::byte> workspace) {
-  detail::run(detail::reduce_sum_tag{}, policy, in, out, algorithm, workspace);
-}
-
 }  // namespace fusekit

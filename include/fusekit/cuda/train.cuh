@@ -29,6 +29,7 @@
 #include <fusekit/cuda/launch.cuh>
 #include <fusekit/cuda/reduce.cuh>
 #include <fusekit/cuda/team.cuh>
+#include <fusekit/cuda/train_kernels.cuh>
 #include <fusekit/detail/descent.hpp>
 #include <fusekit/detail/dispatch.hpp>
 #include <fusekit/detail/power_iteration.hpp>
@@ -44,89 +45,6 @@
 namespace fusekit {
 namespace detail {
 
-/// λ of the symmetric L × L matrix A into *lambda, by one block; v and u are L doubles of scratch each.
-template <class T>
-__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda) {
-  __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  double const result = symmetric_power_iteration(team, A, L, v, u);
-  if (team.leader()) { *lambda = result; }
-}
-
-/// Shared memory of the single-launch kernel for L unknowns: A, then b, w,
-/// previous, point and the gradient.
-template <class T>
-constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
-  return static_cast<std::size_t>(L * L + 5 * L) * sizeof(T);
-}
-
-/// Every iteration of output blockIdx.x (Gram formulation), in one block.
-template <class T>
-__global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, descent_params<T> p,
-                                         output_report* reports) {
-  __shared__ double scratch[block_team_scratch];
-  extern __shared__ double shared[];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  T* const a = reinterpret_cast<T*>(shared);
-  T* const b = a + L * L;
-  T* const w = b + L;
-  T* const previous = w + L;
-  T* const point = previous + L;
-  T* const g = point + L;
-  team.for_each(L * L, [&](std::int64_t i) { a[i] = A[i]; });
-  team.for_each(L, [&](std::int64_t i) {
-    b[i] = B[n * L + i];
-    w[i] = W[n * L + i];
-  });
-  descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
-  auto s = descent_state<T>::start(p);
-  do {
-    gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
-  } while (descent_step(team, p, s, L, w, previous, point, [&](std::int64_t i) { return g[i]; }));
-  team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
-  if (team.leader()) { reports[n] = s.report; }
-}
-
-/// The cuBLAS path's per-output state, kept on the device between launches.
-template <class T>
-__global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, std::int64_t L,
-                                     descent_params<T> p) {
-  __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
-  if (team.leader()) { states[n] = descent_state<T>::start(p); }
-}
-
-/// One descent step of every running output, after G holds A·point (Gram: the
-/// gradient is G − B) or the gradient itself (direct: B is null); row n of each
-/// matrix is output n. `running` (when not null) counts the outputs that go on.
-template <class T>
-__global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* B,
-                                    std::int64_t L, descent_params<T> p, int* running) {
-  __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
-  if (!s.running) { return; }      // uniform across the block
-  const T* const gn = G + n * L;
-  const T* const bn = B != nullptr ? B + n * L : nullptr;
-  bool const goes_on = descent_step(team, p, s, L, W + n * L, previous + n * L, point + n * L,
-                                    [&](std::int64_t i) { return bn != nullptr ? gn[i] - bn[i] : gn[i]; });
-  if (team.leader()) {  // after the step's last sync: every member has read states[n]
-    states[n] = s;
-    if (goes_on && running != nullptr) { atomicAdd(running, 1); }
-  }
-}
-
-/// Threads per output in the iteration kernels: a warp per 32 unknowns, up to the tuning's cap.
-inline int train_block_size(std::int64_t L, int most) {
-  std::int64_t const warps = (L + warp_threads - 1) / warp_threads;
-  std::int64_t const cap = most / warp_threads;
-  return static_cast<int>(warp_threads * (warps < cap ? warps : cap));
-}
-
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
 /// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.
 template <class T>
@@ -138,38 +56,64 @@ void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A,
   }
 }
 
-/// Every iteration of the cuBLAS path; returns each output's report.
+/// Every device temporary of a fit, taken in one fixed order from the
+/// policy's resource or from a caller's workspace (`arena`); with a measuring
+/// arena, what a workspace must hold. A null size is a buffer the path does not use.
+template <class T>
+struct fit_buffers {
+  stream_buffer<T> A, B;                   ///< XᵀX; YᵀX (Gram)
+  stream_buffer<double> power;             ///< the power iteration's two vectors and λ
+  stream_buffer<output_report> reports;    ///< single launch
+  stream_buffer<T> D, previous, point, G;  ///< cuBLAS path: residual (direct), iterates, gradients
+  stream_buffer<descent_state<T>> states;  ///< cuBLAS path
+  stream_buffer<int> running;              ///< cuBLAS path
+
+  fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
+              bool automatic_rate, bool single)
+      : A(policy, gram || automatic_rate ? L * L : 0, arena),
+        B(policy, gram ? N * L : 0, arena),
+        power(policy, automatic_rate ? 2 * L + 1 : 0, arena),
+        reports(policy, single ? N : 0, arena),
+        D(policy, single || gram ? 0 : K * N, arena),
+        previous(policy, single ? 0 : N * L, arena),
+        point(policy, single ? 0 : N * L, arena),
+        G(policy, single ? 0 : N * L, arena),
+        states(policy, single ? 0 : N, arena),
+        running(policy, single ? 0 : 1, arena) {}
+};
+
+/// Every iteration of the cuBLAS path; returns each output's state.
 template <class T>
 std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning, cublasHandle_t h,
-                                                matrix<const T> X, matrix<const T> Y, matrix<T> W, const T* A,
-                                                const T* B, const descent_params<T>& p) {
+                                                matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                                                const fit_buffers<T>& buf, bool gram, const descent_params<T>& p) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
-  bool const gram = B != nullptr;
-  stream_buffer<T> D(policy, gram ? 0 : K * N), previous(policy, N * L), point(policy, N * L), G(policy, N * L);
-  stream_buffer<descent_state<T>> states(policy, N);
-  stream_buffer<int> running(policy, 1);
+  const T* const A = buf.A.get();
+  const T* const B = gram ? buf.B.get() : nullptr;
   int const block = train_block_size(L, tuning.max_block_threads);
-  launch(begin_outputs_kernel<T>, N, block, 0, stream, states.get(), W.data_handle(), previous.get(), point.get(), L, p);
+  launch(begin_outputs_kernel<T>, N, block, 0, stream, buf.states.get(), W.data_handle(), buf.previous.get(),
+         buf.point.get(), L, p);
 
   // One batch: `iterations` steps; only the last counts the outputs still running.
   auto const enqueue_batch = [&](cudaStream_t s, std::int64_t iterations) {
     FUSEKIT_CUBLAS_TRY(cublasSetStream(h, s));
-    FUSEKIT_CUDA_TRY(cudaMemsetAsync(running.get(), 0, sizeof(int), s));
+    FUSEKIT_CUDA_TRY(cudaMemsetAsync(buf.running.get(), 0, sizeof(int), s));
     const T* x = X.data_handle();
     for (std::int64_t b = 0; b < iterations; ++b) {
       if (gram) {
         // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the step subtracts b_n.
-        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, point.get(), L, T(0), G.get(), L);
+        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, buf.point.get(), L, T(0), buf.G.get(), L);
       } else {
         // D = X Pᵀ − Y (K × N), as Dᶜ = Pᶜᵀ Xᶜ − Yᶜ (N × K); then Gᶜ = Xᶜ Dᶜᵀ (L × N).
-        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(D.get(), Y.data_handle(), static_cast<std::size_t>(K * N) * sizeof(T),
+        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(buf.D.get(), Y.data_handle(), static_cast<std::size_t>(K * N) * sizeof(T),
                                          cudaMemcpyDeviceToDevice, s));
-        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), point.get(), L, x, L, T(-1), D.get(), N);
-        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, D.get(), N, T(0), G.get(), L);
+        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), buf.point.get(), L, x, L, T(-1), buf.D.get(), N);
+        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
       }
-      launch(step_outputs_kernel<T>, N, block, 0, s, states.get(), W.data_handle(), previous.get(), point.get(),
-             static_cast<const T*>(G.get()), B, L, p, b + 1 == iterations ? running.get() : nullptr);
+      launch(step_outputs_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(), buf.previous.get(),
+             buf.point.get(), static_cast<const T*>(buf.G.get()), B, L, p,
+             b + 1 == iterations ? buf.running.get() : nullptr);
     }
   };
 
@@ -186,33 +130,91 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
     } else {
       enqueue_batch(stream, batch);
     }
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&running_host, running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(
+        cudaMemcpyAsync(&running_host, buf.running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     done += batch;
   }
   FUSEKIT_CUBLAS_TRY(cublasSetStream(h, stream));
   std::vector<descent_state<T>> result(static_cast<std::size_t>(N));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(result.data(), states.get(), result.size() * sizeof(descent_state<T>),
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(result.data(), buf.states.get(), result.size() * sizeof(descent_state<T>),
                                    cudaMemcpyDeviceToHost, stream));
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
   return result;
 }
 
-/// Whether the single-launch path fits: A and one output's state in the shared
-/// memory a block may opt in to on the current device.
+/// Whether the single-launch path fits: A and one output's state, beside the
+/// kernel's static shared memory, in what a block may opt in to on the current device.
 template <class T>
 bool single_launch_fits(std::int64_t L) {
-  return single_launch_shared_bytes<T>(L) + block_team_scratch * sizeof(double) <=
+  cudaFuncAttributes a{};
+  FUSEKIT_CUDA_TRY(cudaFuncGetAttributes(&a, fit_single_launch_kernel<T>));
+  return single_launch_shared_bytes<T>(L) + a.sharedSizeBytes <=
          static_cast<std::size_t>(attributes_of(current_device()).max_shared_per_block_optin);
 }
 
 /// The path `fit` takes; tests and benchmarks force one.
 enum class fit_path { automatic, single_launch, cublas };
 
+/// Counts non-finite values on the GPU with the temporaries in `arena`, giving
+/// them back after each count (the fit's own buffers come later).
+struct arena_non_finite_counter {
+  const cuda& policy;
+  workspace_arena* arena;
+  template <class T>
+  std::int64_t operator()(::cuda::std::span<const T> values) const {
+    std::size_t const mark = arena->mark();
+    std::int64_t const bad = device_scalar_result<std::int64_t>(
+        policy,
+        [&](std::int64_t* out) {
+          gpu_reduce(policy, make_transform_source<std::int64_t>(count_non_finite{}, values),
+                     static_cast<std::int64_t>(values.size()), out, reduce_algorithm::deterministic, plus{},
+                     std::int64_t{0}, arena);
+        },
+        arena);
+    arena->release(mark);
+    return bad;
+  }
+};
+
+/// Bytes of workspace a fit of these sizes and options needs on the GPU,
+/// whichever path it takes (no device is asked).
+template <class T>
+std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o) {
+  workspace_arena arena = workspace_arena::measure();
+  for (std::int64_t values : {K * L, K * N, N * L}) {  // as arena_non_finite_counter takes them, for X, Y and W
+    std::size_t const mark = arena.mark();
+    arena.take(sizeof(std::int64_t));
+    arena.take(tree_temp_bytes<std::int64_t>(values));
+    arena.release(mark);
+  }
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  for (bool single : {false, gram}) {
+    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single);
+    arena.release(0);
+  }
+  return arena.bytes_needed();
+}
+
 template <class T>
 fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                   fit_path forced) {
-  check_fit(policy, X, Y, W, o);
+                   fit_path forced, ::cuda::std::span<std::byte> workspace = {}) {
+  const char* const f = "fusekit::fit";
+  workspace_arena arena(workspace, f);
+  workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
+  if (from != nullptr) {
+    std::size_t const needed = fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o);
+    FUSEKIT_EXPECTS(workspace.size() >= needed, std::string(f) + ": workspace has " + std::to_string(workspace.size()) +
+                                                    " bytes but needs " + std::to_string(needed) +
+                                                    " (ask fit_workspace_bytes)");
+    named_range const w = describe("workspace", workspace);
+    for (const auto& m : {describe_matrix("X", X), describe_matrix("Y", Y), describe_matrix("W", W)}) {
+      expect_disjoint(f, w, m);
+    }
+    check_fit(X, Y, W, o, arena_non_finite_counter{policy, &arena});
+  } else {
+    check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
+  }
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
@@ -224,20 +226,18 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
                                                   std::to_string(L) + " is too large on this device");
   }
   bool const gram = single || formulation == gd_formulation::gram;
+  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single);
 
   cublasHandle_t const h = cublas_handle(stream);
-  // A serves the Gram iterations and the power iteration; direct with a given rate needs neither.
-  bool const need_A = gram || !o.learning_rate;
-  stream_buffer<T> A(policy, need_A ? L * L : 0), B(policy, gram ? N * L : 0);
-  if (need_A) { gram_matrices<T>(h, X, Y, A.get(), B.get()); }
+  if (gram || !o.learning_rate) { gram_matrices<T>(h, X, Y, buf.A.get(), gram ? buf.B.get() : nullptr); }
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate) {
-    stream_buffer<double> power(policy, 2 * L + 1);
+    double* const power = buf.power.get();
     launch(power_iteration_kernel<T>, 1, train_block_size(L, tuning.power_iteration_max_threads), 0, stream,
-           static_cast<const T*>(A.get()), L, power.get(), power.get() + L, power.get() + 2 * L);
+           static_cast<const T*>(buf.A.get()), L, power, power + L, power + 2 * L);
     double lambda = 0;
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power.get() + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     learning_rate = automatic_learning_rate<T>(lambda);
   }
@@ -252,13 +252,12 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
     std::size_t const shared = single_launch_shared_bytes<T>(L);
     auto const kernel = fit_single_launch_kernel<T>;
     FUSEKIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-    stream_buffer<output_report> d_reports(policy, N);
-    launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream, static_cast<const T*>(A.get()),
-           static_cast<const T*>(B.get()), W.data_handle(), L, p, d_reports.get());
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), d_reports.get(), report.outputs.size() * sizeof(output_report),
-                                     cudaMemcpyDeviceToHost, stream));
+    launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream, static_cast<const T*>(buf.A.get()),
+           static_cast<const T*>(buf.B.get()), W.data_handle(), L, p, buf.reports.get());
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
+                                     report.outputs.size() * sizeof(output_report), cudaMemcpyDeviceToHost, stream));
   } else {
-    auto const states = cublas_iterations<T>(policy, tuning, h, X, Y, W, A.get(), gram ? B.get() : nullptr, p);
+    auto const states = cublas_iterations<T>(policy, tuning, h, X, Y, W, buf, gram, p);
     for (std::size_t n = 0; n < states.size(); ++n) { report.outputs[n] = states[n].report; }
   }
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -268,11 +267,6 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
 template <class T>
 fit_report run(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   return gpu_fit(policy, X, Y, W, o, fit_path::automatic);
-}
-
-template <class T>
-__global__ void predict_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L, std::int64_t N) {
-  for (std::int64_t e = global_thread_id(); e < K * N; e += grid_stride()) { Y_hat[e] = predict_at(X, W, L, e / N, e % N); }
 }
 
 template <class T>

@@ -45,13 +45,24 @@ inline void expect_written_apart(const char* f, const named_range& written, cons
   expect_disjoint(f, written, b);
 }
 
-/// Every value of m finite, counted with the policy's own deterministic sum.
-template <class Policy, class M>
-void expect_finite(const Policy& policy, const char* function, const char* name, const M& m) {
+/// Counts the non-finite values of a view with the policy's own deterministic
+/// sum (a one-pass transform_reduce).
+template <class Policy>
+struct non_finite_counter {
+  const Policy& policy;
+  template <class T>
+  std::int64_t operator()(::cuda::std::span<const T> values) const {
+    return transform_reduce(policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{}, count_non_finite{},
+                            values);
+  }
+};
+
+/// Every value of m finite; `count` counts the non-finite ones (non_finite_counter, or a backend's own).
+template <class M, class Count>
+void expect_finite(const char* function, const char* name, const M& m, const Count& count) {
   using T = std::remove_cv_t<typename M::element_type>;
-  ::cuda::std::span<const T> const all(m.data_handle(), static_cast<std::size_t>(m.extent(0) * m.extent(1)));
-  std::int64_t const bad = transform_reduce(policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{},
-                                            count_non_finite{}, all);
+  std::int64_t const bad =
+      count(::cuda::std::span<const T>(m.data_handle(), static_cast<std::size_t>(m.extent(0) * m.extent(1))));
   FUSEKIT_EXPECTS(bad == 0, std::string(function) + ": " + name + " has " + std::to_string(bad) +
                                 " non-finite values; every value must be finite");
 }
@@ -121,8 +132,9 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                       ", not a gd_init (zeros, warm_start or uniform)");
 }
 
-template <class Policy, class T>
-void check_fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+/// Checks every argument of `fit`; `count` counts a matrix's non-finite values.
+template <class T, class Count>
+void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count) {
   check_train_type<T>();
   const char* const f = "fusekit::fit";
   FUSEKIT_EXPECTS(X.extent(0) > 0 && X.extent(1) > 0, std::string(f) + ": X is " + std::to_string(X.extent(0)) +
@@ -137,10 +149,10 @@ void check_fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
                       " but must be N x L = " + std::to_string(Y.extent(1)) + " x " + std::to_string(X.extent(1)));
   check_options(f, o, &positive_finite_in<T>, type_name<T>());
   expect_written_apart(f, describe_matrix("W", W), describe_matrix("X", X), describe_matrix("Y", Y));
-  expect_finite(policy, f, "X", X);
-  expect_finite(policy, f, "Y", Y);
+  expect_finite(f, "X", X, count);
+  expect_finite(f, "Y", Y, count);
   if (o.init == gd_init::warm_start) {
-    expect_finite(policy, f, "W (the warm start)", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)));
+    expect_finite(f, "W (the warm start)", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), count);
   }
 }
 

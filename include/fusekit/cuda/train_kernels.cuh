@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The trainer's kernels: each is indices around a body the CPU tests run —
+/// the power iteration, the descent step and predict_at, on a block_team or
+/// per thread (detail/power_iteration.hpp, detail/descent.hpp,
+/// detail/train_checks.hpp).
+
+#include <fusekit/cuda/launch.cuh>
+#include <fusekit/cuda/team.cuh>
+#include <fusekit/detail/descent.hpp>
+#include <fusekit/detail/power_iteration.hpp>
+#include <fusekit/detail/train_checks.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fusekit {
+namespace detail {
+
+/// λ of the symmetric L × L matrix A into *lambda, by one block; v and u are L doubles of scratch each.
+template <class T>
+__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  double const result = symmetric_power_iteration(team, A, L, v, u);
+  if (team.leader()) { *lambda = result; }
+}
+
+/// Shared memory of the single-launch kernel for L unknowns: A, then b, w,
+/// previous, point and the gradient.
+template <class T>
+constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
+  return static_cast<std::size_t>(L * L + 5 * L) * sizeof(T);
+}
+
+/// Every iteration of output blockIdx.x (Gram formulation), in one block.
+template <class T>
+__global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, descent_params<T> p,
+                                         output_report* reports) {
+  __shared__ double scratch[block_team_scratch];
+  extern __shared__ double shared[];
+  block_team const team(scratch);
+  std::int64_t const n = blockIdx.x;
+  T* const a = reinterpret_cast<T*>(shared);
+  T* const b = a + L * L;
+  T* const w = b + L;
+  T* const previous = w + L;
+  T* const point = previous + L;
+  T* const g = point + L;
+  team.for_each(L * L, [&](std::int64_t i) { a[i] = A[i]; });
+  team.for_each(L, [&](std::int64_t i) {
+    b[i] = B[n * L + i];
+    w[i] = W[n * L + i];
+  });
+  descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
+  auto s = descent_state<T>::start(p);
+  do {
+    gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
+  } while (descent_step(team, p, s, L, w, previous, point, [&](std::int64_t i) { return g[i]; }));
+  team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
+  if (team.leader()) { reports[n] = s.report; }
+}
+
+/// The cuBLAS path's per-output state, kept on the device between launches.
+template <class T>
+__global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, std::int64_t L,
+                                     descent_params<T> p) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  std::int64_t const n = blockIdx.x;
+  descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
+  if (team.leader()) { states[n] = descent_state<T>::start(p); }
+}
+
+/// One descent step of every running output, after G holds A·point (Gram: the
+/// gradient is G − B) or the gradient itself (direct: B is null); row n of each
+/// matrix is output n. `running` (when not null) counts the outputs that go on.
+template <class T>
+__global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* B,
+                                    std::int64_t L, descent_params<T> p, int* running) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  std::int64_t const n = blockIdx.x;
+  descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
+  if (!s.running) { return; }      // uniform across the block
+  const T* const gn = G + n * L;
+  const T* const bn = B != nullptr ? B + n * L : nullptr;
+  bool const goes_on = descent_step(team, p, s, L, W + n * L, previous + n * L, point + n * L,
+                                    [&](std::int64_t i) { return bn != nullptr ? gn[i] - bn[i] : gn[i]; });
+  if (team.leader()) {  // after the step's last sync: every member has read states[n]
+    states[n] = s;
+    if (goes_on && running != nullptr) { atomicAdd(running, 1); }
+  }
+}
+
+/// Threads per output in the iteration kernels: a warp per 32 unknowns, up to the tuning's cap.
+inline int train_block_size(std::int64_t L, int most) {
+  std::int64_t const warps = (L + warp_threads - 1) / warp_threads;
+  std::int64_t const cap = most / warp_threads;
+  return static_cast<int>(warp_threads * (warps < cap ? warps : cap));
+}
+
+template <class T>
+__global__ void predict_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L, std::int64_t N) {
+  for (std::int64_t e = global_thread_id(); e < K * N; e += grid_stride()) { Y_hat[e] = predict_at(X, W, L, e / N, e % N); }
+}
+
+}  // namespace detail
+}  // namespace fusekit
