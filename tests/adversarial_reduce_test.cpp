@@ -28,8 +28,6 @@ using ::cuda::std::span;
 using fusekit::reduce_algorithm;
 using fusekit::test::signed_values;
 
-constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
-                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
 
 template <class F, class T>
 void expect_rejected(F f, const std::vector<std::string>& needles, const T& untouched) {
@@ -56,7 +54,7 @@ TEST(AdversarialSum, TransformReduceSumChecksOutLikeReduceSum) {
   }
   span<const double> const a(buf.a, 32), b(buf.b, 32);
   auto* misaligned = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(buf.a + 40) + 4);
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     expect_rejected([&] { fusekit::transform_reduce_sum(fusekit::cpu{}, misaligned, alg, fusekit::weigh{}, a, b); },
                     {"transform_reduce_sum", "out is not aligned"}, buf);
     expect_rejected([&] { fusekit::transform_reduce_sum(fusekit::cpu{}, buf.a + 5, alg, fusekit::weigh{}, a, b); },
@@ -99,18 +97,18 @@ TEST(AdversarialSum, SignedOverflowWrapsAround) {
   std::vector<std::int64_t> x(20000, max);  // 20000 · (2^63 − 1) mod 2^64
   std::uint64_t want = 0;
   for (auto v : x) { want += static_cast<std::uint64_t>(v); }
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     std::int64_t const got = fusekit::sum(fusekit::cpu{}, span<const std::int64_t>(x), alg);
     EXPECT_EQ(static_cast<std::uint64_t>(got), want) << fusekit::to_string(alg);
   }
   std::vector<std::int64_t> const just_over = {max, 1, 1};
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const std::int64_t>(just_over), alg),
               std::numeric_limits<std::int64_t>::min() + 1)
         << fusekit::to_string(alg);
   }
   std::vector<std::uint64_t> const unsigned_over(3, std::numeric_limits<std::uint64_t>::max());
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const std::uint64_t>(unsigned_over), alg),
               std::numeric_limits<std::uint64_t>::max() - 2)
         << fusekit::to_string(alg);
@@ -138,7 +136,7 @@ TEST(AdversarialSum, RandomSizesWithPlantedSpecials) {
       pos_inf = pos_inf || v == INFINITY;
       neg_inf = neg_inf || v == -INFINITY;
     }
-    for (auto alg : all_algorithms) {
+    for (auto alg : fusekit::all_reduce_algorithms) {
       float const s = fusekit::sum(fusekit::cpu{}, span<const float>(x), alg);
       if (nan || (pos_inf && neg_inf)) {
         EXPECT_TRUE(fusekit::test::is_nan(s)) << "trial " << trial << " " << fusekit::to_string(alg);
@@ -154,7 +152,7 @@ TEST(AdversarialSum, RandomSizesWithPlantedSpecials) {
 TEST(AdversarialSum, ExtremeMagnitudes) {
   // Two FLT_MAX overflow float: inf, also when carried in double and rounded once.
   std::vector<float> const big = {FLT_MAX, FLT_MAX};
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const float>(big), alg), INFINITY) << fusekit::to_string(alg);
     EXPECT_EQ((fusekit::sum(fusekit::cpu{}, span<const float>(big), alg, fusekit::accumulate_in<double>{})),
               2.0 * FLT_MAX)
@@ -162,7 +160,7 @@ TEST(AdversarialSum, ExtremeMagnitudes) {
   }
   // Subnormals sum exactly (without -ffast-math, which flushes them to zero).
   std::vector<double> const tiny(1000, 4.9406564584124654e-324);
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     double const s = fusekit::sum(fusekit::cpu{}, span<const double>(tiny), alg);
 #if defined(__FAST_MATH__)
     EXPECT_GE(s, 0.0);

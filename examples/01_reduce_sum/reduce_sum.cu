@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   std::printf("  %-14s %10s %18s %12s\n", "algorithm", "time (ms)", "result", "rel. error");
 
   bool ok = true;
-  for (auto algorithm : {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic, reduce_algorithm::cub,
-                         reduce_algorithm::deterministic}) {
+  for (auto algorithm : fusekit::all_reduce_algorithms) {
     float result = 0;
     double ms = 0;
     if (gpu) {

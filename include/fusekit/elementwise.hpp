@@ -38,12 +38,28 @@
 namespace fusekit {
 
 /// out[i] = op(ins[i]...) for every i, in one pass (see the file comment).
+///
+/// \param policy `fusekit::cpu{}` (host memory, synchronous) or `fusekit::cuda{stream}`
+///               (device memory, one asynchronous kernel; include <fusekit/elementwise.cuh>)
+/// \param out    float, double, `__half` or `__nv_bfloat16`; may be the very view of an
+///               input of its element type (in place), else shares no byte with one
+/// \param op     called with one element of each input, in order; a `fuse(...)` of
+///               stages, a functor, or a lambda (`__host__ __device__` for both backends)
+/// \param ins    1 to 4 views of out's size, of float, double, the half types or integers
+/// \throws fusekit::invalid_argument for a null, misaligned, mis-sized or overlapping view,
+///         before anything runs
 template <class Policy, class Out, class Op, class... Ins>
 void transform(const Policy& policy, ::cuda::std::span<Out> out, Op op, ::cuda::std::span<Ins>... ins) {
   run(detail::transform_tag{}, policy, detail::transform_site, out, op, ins...);
 }
 
-/// The fused hidden layer: out[i] = tanh((grey[i] / scale) · w[i]), one pass.
+/// The fused hidden layer: out[i] = tanh((grey[i] / scale) · w[i]), one pass
+/// (within `tanh_float_max_ulp` + 1 ulp of the exact layer in float, without fast-math).
+///
+/// \param grey  greyscales: uint8_t, an integer type, float, double or a half type
+/// \param w     weights, one per greyscale
+/// \param out   the activations; in place over `w` is allowed when the types match
+/// \param scale the greyscale's full range (255 for 8-bit images)
 template <class Policy, class G, class W, class Out>
 void hidden_layer(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::span<W> w, ::cuda::std::span<Out> out,
                   float scale = 255.0f) {
@@ -52,8 +68,10 @@ void hidden_layer(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::
 }
 
 /// The same layer as three passes: out = grey/scale; out = out·w; out = tanh(out).
-/// Reads and writes device memory three times; for comparison only. `out` must
-/// not overlap `grey` or `w`.
+/// Reads and writes device memory three times; for comparison only (the
+/// benchmarks' baseline). Same parameters as `hidden_layer`, but `out` must not
+/// overlap `grey` or `w`. Gives the fused layer's bits unless the compiler
+/// contracts differently (fast-math).
 template <class Policy, class G, class W, class Out>
 void hidden_layer_unfused(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::span<W> w,
                           ::cuda::std::span<Out> out, float scale = 255.0f) {

@@ -31,9 +31,7 @@ namespace fusekit {
 /// `algorithm` (0 for the atomic algorithms).
 template <class T, class Acc = accumulator_t<T>>
 std::size_t reduce_sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
-  detail::check_accumulator<T, Acc>();
-  return detail::reduction_workspace_bytes<Acc>(detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
-                                                static_cast<std::int64_t>(n), algorithm, false);
+  return detail::array_workspace_bytes<T, Acc>(n, algorithm, false);
 }
 
 /// `reduce_sum` on the GPU with a caller-supplied workspace of at least
@@ -48,9 +46,7 @@ void reduce_sum(const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_al
 /// Bytes of workspace `sum` needs for n values of T summed in Acc with `algorithm`.
 template <class T, class Acc = accumulator_t<T>>
 std::size_t sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
-  detail::check_accumulator<T, Acc>();
-  return detail::reduction_workspace_bytes<Acc>(detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
-                                                static_cast<std::int64_t>(n), algorithm, true);
+  return detail::array_workspace_bytes<T, Acc>(n, algorithm, true);
 }
 
 /// `sum` on the GPU allocating nothing: the result's slot and the temporaries

@@ -24,6 +24,10 @@ enum class reduce_algorithm {
   deterministic,  ///< a fixed tree over 8192-value tiles: the same bits on every GPU and the CPU
 };
 
+/// Every algorithm, in the order of the tables: for comparing them side by side.
+inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
+                                                              reduce_algorithm::cub, reduce_algorithm::deterministic};
+
 /// Name of an algorithm, for tables and messages.
 constexpr const char* to_string(reduce_algorithm a) {
   switch (a) {

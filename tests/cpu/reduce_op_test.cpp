@@ -23,8 +23,6 @@ using ::cuda::std::span;
 using fusekit::reduce_algorithm;
 using fusekit::test::signed_values;
 
-constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
-                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
 
 // Sizes around the tree's tiles and levels, and random ones.
 std::vector<std::size_t> sizes() {
@@ -52,7 +50,7 @@ TEST(Reduce, IntegerMinAndMaxRunOnEveryAlgorithm) {
   std::mt19937 gen(3);
   std::vector<std::int32_t> x(100000);
   for (auto& v : x) { v = std::uniform_int_distribution<std::int32_t>(-1000000, 1000000)(gen); }
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     std::int32_t mn = 0;
     std::int64_t mx = 0;
     fusekit::reduce(fusekit::cpu{}, span<const std::int32_t>(x), &mn, fusekit::minimum{}, std::int32_t{0}, a);
@@ -66,7 +64,7 @@ TEST(Reduce, IntegerMinAndMaxRunOnEveryAlgorithm) {
 TEST(Reduce, InitIsCombinedOnceAndIsTheResultOfNoValues) {
   std::vector<float> const none;
   std::vector<std::int64_t> ones(10000, 1);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     float m = 0;
     fusekit::reduce(fusekit::cpu{}, span<const float>(none), &m, fusekit::minimum{}, 42.0f,
                     a == reduce_algorithm::naive_atomic || a == reduce_algorithm::block_atomic ? reduce_algorithm::cub : a);

@@ -25,8 +25,6 @@ using fusekit::reduce_algorithm;
 using fusekit::test::signed_values;
 using fusekit::test::uniform01;
 
-constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
-                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
 
 // The documented order, written out plainly: 256 lanes per 8192-value tile,
 // lane l adds elements l + 256k for k = 0..31, then pairs at distance
@@ -155,7 +153,7 @@ void check_against_reference(std::size_t n, std::uint32_t seed) {
   auto const x = signed_values<T>(n, seed);
   long double abs_sum = 0;
   long double const exact = exact_sum(x, &abs_sum);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     Acc got{};
     fusekit::reduce_sum(fusekit::cpu{}, span<const T>(x), &got, a);
     long double const err = fabsl(static_cast<long double>(got) - exact);
@@ -196,7 +194,7 @@ TEST(CpuSum, IntegersAreExact) {
     want32 += ints[i];
   }
   std::vector<std::int64_t> big(5, std::int64_t{1} << 60);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     std::uint64_t const s8 = fusekit::sum(fusekit::cpu{}, span<const std::uint8_t>(grey), a);
     EXPECT_EQ(s8, want8);
     std::int64_t const s32 = fusekit::sum(fusekit::cpu{}, span<const std::int32_t>(ints), a);
@@ -208,7 +206,7 @@ TEST(CpuSum, IntegersAreExact) {
 }
 
 TEST(CpuSum, SpecialValuesPropagateAsIeeeAdditionSays) {
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     std::vector<float> x(20000, 1.0f);
     EXPECT_EQ(fusekit::sum(fusekit::cpu{}, span<const float>(), a), 0.0f);
     x[123] = INFINITY;
@@ -231,7 +229,7 @@ TEST(CpuTransformReduce, DotSumOfSquaresAndHiddenLayer) {
     dot += static_cast<long double>(a[i]) * b[i];
     abs_dot += fabsl(static_cast<long double>(a[i]) * b[i]);
   }
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     double got = 0;
     fusekit::transform_reduce_sum(fusekit::cpu{}, &got, alg, fusekit::weigh{}, span<const double>(a), span<const double>(b));
     EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot, dot) + abs_dot * 0x1p-53L) << fusekit::to_string(alg);

@@ -27,8 +27,6 @@ using fusekit::test::signed_values;
 using fusekit::test::uniform01;
 using fusekit::test::device_buffer;
 
-constexpr reduce_algorithm all_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
-                                               reduce_algorithm::cub, reduce_algorithm::deterministic};
 
 template <class Acc, class T>
 Acc gpu_sum(const device_buffer<T>& d, reduce_algorithm a) {
@@ -64,7 +62,7 @@ void check_algorithms(std::size_t n, std::uint32_t seed) {
     abs_sum += fabsl(d);
   }
   device_buffer<T> d(x);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     Acc const got = gpu_sum<Acc>(d, a);
     EXPECT_LE(fabsl(static_cast<long double>(got) - exact), gpu_bound<Acc>(a, n, abs_sum))
         << fusekit::to_string(a) << " n=" << n;
@@ -116,7 +114,7 @@ TEST(GpuSum, IntegersExactAndEmptyIsZero) {
   device_buffer<std::int32_t> d(ints);
   device_buffer<std::uint8_t> d8(grey);
   device_buffer<float> empty(0);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     EXPECT_EQ((gpu_sum<std::int64_t>(d, a)), want) << fusekit::to_string(a);
     EXPECT_EQ((gpu_sum<std::uint64_t>(d8, a)), want8) << fusekit::to_string(a);
     EXPECT_EQ((gpu_sum<float>(empty, a)), 0.0f) << fusekit::to_string(a);
@@ -130,7 +128,7 @@ TEST(GpuSum, SpecialValuesPropagate) {
   device_buffer<float> inf(x);
   x[49999] = -INFINITY;
   device_buffer<float> nan(x);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     EXPECT_EQ((gpu_sum<float>(inf, a)), INFINITY) << fusekit::to_string(a);
     EXPECT_TRUE(fusekit::test::is_nan(gpu_sum<float>(nan, a))) << fusekit::to_string(a);
   }
@@ -235,7 +233,7 @@ TEST(GpuTransformReduce, DotProductAgainstCpu) {
   auto const b = signed_values<double>(n, 32);
   device_buffer<double> da(a), db(b);
   double const cpu = fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
-  for (auto alg : all_algorithms) {
+  for (auto alg : fusekit::all_reduce_algorithms) {
     double const gpu = fusekit::transform_reduce(fusekit::cuda{}, alg, fusekit::accumulate_in<double>{}, fusekit::weigh{},
                                                  da.cview(), db.cview());
     EXPECT_NEAR(gpu, cpu, 1e-9 * static_cast<double>(n)) << fusekit::to_string(alg);
@@ -282,7 +280,7 @@ TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
   alignas(16) static float storage[64] = {};
   span<const float> const in(storage, 32);
   auto* misaligned = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(storage + 40) + 4);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, misaligned, a), fusekit::invalid_argument);
     EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, storage + 3, a), fusekit::invalid_argument);  // overlaps in
     EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, span<const float>(static_cast<const float*>(nullptr), 8),
@@ -308,7 +306,7 @@ TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
   // A workspace that holds out is rejected: the tree would overwrite the result.
   alignas(256) static std::byte workspace[4096];
   auto* out_in_workspace = reinterpret_cast<float*>(workspace + 512);
-  for (auto a : all_algorithms) {
+  for (auto a : fusekit::all_reduce_algorithms) {
     try {
       fusekit::reduce_sum(fusekit::cuda{}, in, out_in_workspace, a, span<std::byte>(workspace, sizeof workspace));
       ADD_FAILURE() << "workspace overlapping out not rejected";

@@ -183,6 +183,14 @@ void expect_workspace(const char* function, ::cuda::std::span<std::byte> workspa
                                                  std::to_string(bytes) + " (ask " + ask + ")");
 }
 
+/// ... for n values of T in Acc, as `reduce_sum` (scalar = false) or `sum` (true) takes them.
+template <class T, class Acc>
+std::size_t array_workspace_bytes(std::size_t n, reduce_algorithm algorithm, bool scalar) {
+  check_accumulator<T, Acc>();
+  return reduction_workspace_bytes<Acc>(array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
+                                        static_cast<std::int64_t>(n), algorithm, scalar);
+}
+
 template <class Acc>
 named_range describe_out(const Acc* out) {
   return {"out", reinterpret_cast<std::uintptr_t>(out), 1, sizeof(Acc)};
