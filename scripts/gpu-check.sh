@@ -197,8 +197,8 @@ if wants sanitize && ((built)) && has_time sanitize; then
     # CUB), both trainer paths and predict. Under a sanitizer a kernel runs 10-100x slower.
     declare -A subset=(
       [elementwise_gpu_test]="GpuTransform.FusedEqualsUnfusedBitForBit:GpuTransform.FourInputsWithADeviceLambdaInPlace:GpuTransform.GraphCapturedCallReplays"
-      [reduce_gpu_test]="GpuSum.IntegersExactAndEmptyIsZero:GpuSum.SpecialValuesPropagate:GpuTransformReduce.*"
-      [train_gpu_test]="GpuFit.ShortFitOnBothPathsForTheSanitizers:GpuPredict.*"
+      [reduce_gpu_test]="GpuSum.IntegersExactAndEmptyIsZero:GpuSum.SpecialValuesPropagate:GpuTransformReduce.*:GpuReduce.IntegerMinMaxWithAtomics"
+      [train_gpu_test]="GpuFit.ShortFitOnBothPathsForTheSanitizers:GpuPredict.*:CudaResources.WorkspaceOverloadsAllocateNothing"
     )
     for tool in memcheck racecheck; do
       for bin in elementwise_gpu_test reduce_gpu_test train_gpu_test; do

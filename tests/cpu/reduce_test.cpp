@@ -2,7 +2,9 @@
 // Sums on the host: the deterministic tree against an independent scalar
 // implementation of the same order (bit for bit), every algorithm against a
 // long-double reference within its stated bound, exact integer sums, IEEE
-// special values, and argument validation.
+// special values, and argument validation. The tree's tiles are summed by
+// detail::tree_tile_reduce, the very function the GPU's tree kernel runs (on a
+// block_team): these tests check the GPU's order on the CPU.
 #include <fusekit/fusekit.hpp>
 
 #include "common/test_support.hpp"

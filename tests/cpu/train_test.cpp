@@ -2,7 +2,9 @@
 // The trainer on the host: least-squares accuracy against a long-double
 // normal-equations solve, iteration counts against an independent copy of the
 // user's loop, the formulations and methods against each other, the stopping
-// rules, argument validation and predict.
+// rules, argument validation and predict. Every iteration here runs
+// detail::descent_step and every automatic rate detail::power_iteration, the
+// functions both GPU paths run (tests/detail/descent_test.cpp checks them alone).
 #include <fusekit/fusekit.hpp>
 
 #include "common/test_support.hpp"
