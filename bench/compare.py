@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """fusekit side by side with the stacks its users come from.
 
-    python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only]
+    python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only] [--csv]
 
 Reads fusekit's Google Benchmark JSON in RESULTS_DIR (elementwise_bench.json,
 reduce_bench.json, train_bench.json; with --build, runs the bench binaries of
@@ -10,8 +10,10 @@ BUILD_DIR/bench first), runs the Python peers in bench/peers with --run-peers
 (peer_*.json; a stack that is not installed is skipped with a line), and prints
 one table per task: size, fusekit's time, each peer's time, the ratio
 peer/fusekit, and for the memory-bound tasks the share of the copy or read
-roofline measured by fusekit's bench in the same run. Standard library only.
+roofline measured by fusekit's bench in the same run. With --csv, every JSON
+file in RESULTS_DIR is also written as CSV next to it. Standard library only.
 """
+import argparse
 import json
 import pathlib
 import subprocess
@@ -84,7 +86,7 @@ def elementwise_tables(fk, peers):
 
 def sum_tables(fk, peers):
     out = []
-    mine_alg = {"cpu": "openmp", "gpu": "block_atomic"}
+    mine_alg = {"cpu": "cub", "gpu": "block_atomic"}
     for backend in ("cpu", "gpu"):
         names = sorted({k[1] for k in peers if k[0] == backend})
         series = sorted({(k[2], int(k[3])) for k in fk if k[0] == backend and k[1] == mine_alg[backend]})
@@ -142,21 +144,30 @@ def train_tables(fk, peers):
     return out
 
 
+def arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("results", metavar="RESULTS_DIR", help="folder of the JSON results (created if missing)")
+    parser.add_argument("--build", metavar="BUILD_DIR", help="run BUILD_DIR/bench/*_bench first, into RESULTS_DIR")
+    parser.add_argument("--run-peers", action="store_true", help="run the Python peers in bench/peers first")
+    parser.add_argument("--cpu-only", action="store_true", help="the peers' CPU stacks only")
+    parser.add_argument("--csv", action="store_true", help="also write every JSON file as CSV next to it")
+    return parser.parse_args(argv[1:])
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1].startswith("-"):
-        print(__doc__)
-        return 2
-    results = pathlib.Path(argv[1])
+    args = arguments(argv)
+    results = pathlib.Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
-    cpu_only = "--cpu-only" in argv
-    if "--build" in argv:
-        build = pathlib.Path(argv[argv.index("--build") + 1])
+    cpu_only = args.cpu_only
+    if args.build:
+        build = pathlib.Path(args.build)
         for binary in FUSEKIT.values():
             exe = build / "bench" / binary
             if exe.exists():
                 subprocess.run([str(exe), f"--benchmark_out={results / (binary + '.json')}", "--benchmark_out_format=json"],
                                check=True, stdout=subprocess.DEVNULL)
-    if "--run-peers" in argv:
+    if args.run_peers:
         for task, script in PEERS.items():
             cmd = [sys.executable, str(HERE / "peers" / f"{script}.py"), "--out", str(results / f"peer_{script}.json")]
             if cpu_only:
@@ -174,6 +185,11 @@ def main(argv):
             lines.append(f"\n{task}: no peer results (python3 bench/compare.py {results} --run-peers)")
         lines += make(fk, peers)
     print("\n".join(lines))
+    if args.csv:
+        sys.path.insert(0, str(HERE))
+        import summarize
+        for f in sorted(results.glob("*.json")):
+            summarize.write_csv(f)
     return 0
 
 

@@ -125,8 +125,8 @@ void BM_cpu_layer(benchmark::State& state) {
 }
 
 void register_benchmarks() {
-  std::vector<std::int64_t> const gpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28};
-  std::vector<std::int64_t> const cpu_sizes = {std::int64_t{1} << 20, 10000000, std::int64_t{1} << 24};
+  std::vector<std::int64_t> const gpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
+  std::vector<std::int64_t> const cpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, 10000000, std::int64_t{1} << 24});
   auto sizes = [](benchmark::internal::Benchmark* b, const std::vector<std::int64_t>& ns) {
     for (auto n : ns) { b->Arg(n); }
   };

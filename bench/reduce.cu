@@ -241,18 +241,25 @@ void register_gpu(const std::vector<std::int64_t>& sizes) {
 
 template <class T, class Acc>
 void register_cpu(const std::vector<std::int64_t>& sizes) {
-  auto add = [&](const std::string& name, auto fn) {
+  auto add = [&](const std::string& name, auto fn, std::int64_t max_n = std::int64_t{1} << 40) {
     auto* b = benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
-    for (auto n : sizes) { b->Arg(n); }
+    for (auto n : sizes) {
+      if (n <= max_n) { b->Arg(n); }
+    }
   };
-  add(series<T, Acc>("cpu", "openmp"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); });
+  // Each name runs its own algorithm on the CPU too; naive_atomic (one contended
+  // host atomic per element) only at the smallest size.
+  add(series<T, Acc>("cpu", "naive_atomic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); },
+      sizes.front());
+  add(series<T, Acc>("cpu", "block_atomic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); });
+  add(series<T, Acc>("cpu", "cub"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::cub); });
   add(series<T, Acc>("cpu", "deterministic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); });
   add(series<T, Acc>("cpu", "std_reduce"), BM_cpu_std_reduce<T, Acc>);
 }
 
 void register_benchmarks() {
-  std::vector<std::int64_t> const gpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28};
-  std::vector<std::int64_t> const cpu_sizes = {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 26};
+  std::vector<std::int64_t> const gpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
+  std::vector<std::int64_t> const cpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 26});
   if (fusekit::has_cuda_device()) {
     auto* read = benchmark::RegisterBenchmark("gpu/read/f32", BM_gpu_read)->UseManualTime()->Unit(benchmark::kMicrosecond);
     for (auto n : gpu_sizes) { read->Arg(n); }

@@ -3,7 +3,10 @@
 """Summarizes fusekit's Google Benchmark JSON files into the tables the
 targets are stated in.
 
-    python3 bench/summarize.py DIR_OR_JSON...
+    python3 bench/summarize.py DIR_OR_JSON... [--csv]
+
+--csv also writes each JSON file's runs as CSV next to it (same name, .csv):
+one row per benchmark with its time in microseconds and every counter.
 
 For the elementwise bench, per backend and size: the copy roofline, the fused
 and unfused layer for float and uint8 greyscales, fused as % of copy, the
@@ -11,6 +14,8 @@ fused/unfused speedup, and uint8 over float. For the reduce bench, per
 backend, type and size: each algorithm's time, % of the read-only roofline and
 relative error. Standard library only.
 """
+import argparse
+import csv
 import json
 import pathlib
 import sys
@@ -137,14 +142,44 @@ def train_table(runs):
     return lines + [""] + ratios
 
 
+def write_csv(json_path):
+    """JSON results -> CSV next to them: name, real_time_us, cpu_time_us, then every counter."""
+    json_path = pathlib.Path(json_path)
+    benches = [b for b in json.loads(json_path.read_text()).get("benchmarks", [])
+               if b.get("run_type", "iteration") == "iteration"]
+    standard = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+                "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit"}
+    counters = sorted({k for b in benches for k in b if k not in standard})
+    out = json_path.with_suffix(".csv")
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+    with out.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "real_time_us", "cpu_time_us"] + counters)
+        for b in benches:
+            k = scale[b.get("time_unit", "ns")]
+            w.writerow([b["name"], b["real_time"] * k, b["cpu_time"] * k] + [b.get(c, "") for c in counters])
+    return out
+
+
+def arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("paths", nargs="+", metavar="DIR_OR_JSON", help="result folders or Google Benchmark JSON files")
+    parser.add_argument("--csv", action="store_true", help="also write each JSON file as CSV next to it")
+    return parser.parse_args(argv[1:])
+
+
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__)
-        return 2
-    runs, contexts = load(argv[1:])
+    args = arguments(argv)
+    runs, contexts = load(args.paths)
     if not runs:
-        print("no benchmark results found in", " ".join(argv[1:]))
+        print("no benchmark results found in", " ".join(args.paths))
         return 1
+    if args.csv:
+        for p in args.paths:
+            p = pathlib.Path(p)
+            for f in (sorted(p.glob("*.json")) if p.is_dir() else [p]):
+                print("wrote", write_csv(f))
     for name, ctx in contexts:
         print(f"{name}: {ctx.get('date', '?')}, host {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} CPUs, "
               f"GPU {ctx.get('gpu', 'none')}, driver {ctx.get('cuda_driver', '-')}, runtime {ctx.get('cuda_runtime', '-')}")

@@ -11,11 +11,15 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace fusekit::bench {
 
@@ -152,9 +156,61 @@ inline void add_context() {
   benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
 }
 
+/// The sizes given with --sizes=LIST (empty when none were).
+inline std::vector<std::int64_t>& chosen_sizes() {
+  static std::vector<std::int64_t> sizes;
+  return sizes;
+}
+
+/// The bench's own sizes unless --sizes chose others.
+inline std::vector<std::int64_t> sizes_or(std::vector<std::int64_t> defaults) {
+  return chosen_sizes().empty() ? defaults : chosen_sizes();
+}
+
+/// Takes --sizes=LIST out of argv: comma-separated numbers or powers 2^k,
+/// e.g. --sizes=2^20,1000000. Returns false (and says why) on a bad list.
+inline bool take_sizes_argument(int& argc, char** argv) {
+  std::string const flag = "--sizes=";
+  for (int i = 1; i < argc; ++i) {
+    std::string const arg = argv[i];
+    if (arg.rfind(flag, 0) != 0) { continue; }
+    std::string list = arg.substr(flag.size());
+    for (std::size_t at = 0; at <= list.size();) {
+      std::size_t const comma = std::min(list.find(',', at), list.size());
+      std::string const item = list.substr(at, comma - at);
+      char* end = nullptr;
+      long long value = 0;
+      if (item.rfind("2^", 0) == 0) {
+        long long const k = std::strtoll(item.c_str() + 2, &end, 10);
+        value = (k >= 0 && k < 48) ? (1LL << k) : 0;
+      } else {
+        value = std::strtoll(item.c_str(), &end, 10);
+      }
+      if (item.empty() || end == nullptr || *end != '\0' || value <= 0) {
+        std::fprintf(stderr, "--sizes: '%s' is not a positive size (a number or 2^k)\n", item.c_str());
+        return false;
+      }
+      chosen_sizes().push_back(value);
+      at = comma + 1;
+    }
+    for (int j = i; j + 1 < argc; ++j) { argv[j] = argv[j + 1]; }
+    --argc;
+    return true;
+  }
+  return true;
+}
+
 /// The main of every fusekit bench: registers the benchmarks (GPU ones only
-/// when a device is present), records the context, runs them.
+/// when a device is present), records the context, runs them. Besides Google
+/// Benchmark's options it takes --sizes=LIST (numbers or 2^k, comma-separated).
 inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)()) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help") {
+      std::printf("fusekit bench: [--sizes=LIST] (numbers or 2^k, comma-separated; default: the bench's own)\n"
+                  "and Google Benchmark's options:\n");
+    }
+  }
+  if (!take_sizes_argument(argc, argv)) { return 1; }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) { return 1; }
   register_benchmarks();

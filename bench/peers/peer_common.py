@@ -8,6 +8,7 @@ the task scripts, each skipped with a line when it is not installed.
 import datetime
 import importlib
 import json
+import pathlib
 import platform
 import statistics
 import sys
@@ -164,11 +165,11 @@ def run_task(task, argv, cpu_peers, gpu_peers):
 
 
 def main_args(argv):
-    """--out FILE, --cpu-only."""
-    out, cpu_only = None, False
-    for k, a in enumerate(argv):
-        if a == "--out":
-            out = argv[k + 1]
-        if a == "--cpu-only":
-            cpu_only = True
-    return out, cpu_only
+    """--out FILE, --cpu-only (and --help)."""
+    import argparse
+    parser = argparse.ArgumentParser(description=f"fusekit's peer benchmark {pathlib.Path(argv[0]).stem}: the same "
+                                     "task in the stacks users come from, timed the same way; JSON for compare.py")
+    parser.add_argument("--out", metavar="FILE", help="write the results as JSON (default: print only)")
+    parser.add_argument("--cpu-only", action="store_true", help="skip the GPU stacks")
+    args = parser.parse_args(argv[1:])
+    return args.out, args.cpu_only

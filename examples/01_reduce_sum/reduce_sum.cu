@@ -12,8 +12,9 @@
 // The program sums 2^24 uniform [0, 1) floats with each algorithm, prints the
 // time, the result and its error against a double reference, and checks each
 // error against the algorithm's stated bound. It runs on the GPU when one is
-// present, else on the CPU (where the three non-deterministic algorithms are
-// one OpenMP sum and `deterministic` is the same tree, bit for bit).
+// present, else on the CPU, where each name runs the same algorithm with host
+// threads and host atomics (so a laptop shows the same lessons) and
+// `deterministic` is the same tree, bit for bit.
 //
 // Usage: 01_reduce_sum [n]          (default 16777216); exit status 0 when verified.
 

@@ -28,8 +28,37 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
+
+// The same training as a model object, for code shaped like `net.fit(X, Y)`:
+// fusekit::linear_association owns W in the policy's memory space and keeps
+// the last report; it calls the same fit and predict. X and Y are in that space.
+template <class Policy>
+bool fit_as_a_model(const Policy& policy, const double* X, const double* Y, std::int64_t K, std::int64_t L,
+                    std::int64_t N, const std::vector<double>& W_true) {
+  fusekit::gd_options opt;
+  opt.method = fusekit::gd_method::nesterov;
+  opt.tolerance = 1e-8;
+  opt.max_iterations = 1000000;
+  fusekit::linear_association<double, Policy> net(L, N, opt, policy);
+  fusekit::fit_report const report =
+      net.fit(fusekit::matrix<const double>(X, K, L), fusekit::matrix<const double>(Y, K, N));
+  std::vector<double> W(static_cast<std::size_t>(N * L));
+  if constexpr (std::is_same_v<Policy, fusekit::cuda>) {
+    FUSEKIT_CUDA_TRY(cudaMemcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  } else {
+    std::memcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(double));
+  }
+  double w_err = 0;
+  for (std::size_t i = 0; i < W.size(); ++i) { w_err = std::max(w_err, std::fabs(W[i] - W_true[i])); }
+  std::printf("  as a model (linear_association): %s, %lld iterations; max |W - W_true| %.1e\n",
+              report.all_converged() ? "all converged" : "NOT all converged",
+              static_cast<long long>(net.last_report().most_iterations()), w_err);
+  return report.all_converged() && w_err < 1e-3;
+}
 
 int main(int argc, char** argv) {
   std::int64_t const K = argc > 3 ? std::atoll(argv[1]) : 1000;
@@ -94,6 +123,8 @@ int main(int argc, char** argv) {
     // Converged means gradᵀgrad < 1e-8; on this consistent system W then sits within ~1e-4 of W_true.
     ok = ok && report.all_converged() && w_err < 1e-3 && y_err < 1e-3;
   }
+  ok = ok && (gpu ? fit_as_a_model(fusekit::cuda{}, d_X, d_Y, K, L, N, W_true)
+                  : fit_as_a_model(fusekit::cpu{}, X.data(), Y.data(), K, L, N, W_true));
   if (gpu) {
     FUSEKIT_CUDA_TRY(cudaFree(d_X));
     FUSEKIT_CUDA_TRY(cudaFree(d_Y));

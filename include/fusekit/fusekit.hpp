@@ -9,6 +9,7 @@
 #include <fusekit/elementwise.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/functors.hpp>
+#include <fusekit/linear_association.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce.hpp>
 #include <fusekit/train.hpp>

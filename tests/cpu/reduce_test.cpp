@@ -144,10 +144,19 @@ TEST(DeterministicTree, GridHasOneBlockPerTileUpToTheResidentBlocks) {
 template <class Acc>
 long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum, long double exact) {
   long double const u = unit_roundoff<Acc>();
+  auto const terms = static_cast<long double>(n);
   if (a == reduce_algorithm::deterministic) {
     return 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1) * u * abs_sum;
   }
-  return u * fabsl(exact) + (4096.0L / 8 + 8 + static_cast<long double>(n) / 4096 + 1) * 0x1p-53L * abs_sum;
+  if (a == reduce_algorithm::naive_atomic) { return terms * u * abs_sum; }
+  if (a == reduce_algorithm::block_atomic) {
+    // P threads: one below the parallel threshold, else the policy's count.
+    long double const p = n < static_cast<std::size_t>(fusekit::detail::cpu_parallel_threshold)
+                              ? 1.0L
+                              : static_cast<long double>(fusekit::detail::cpu_thread_count(fusekit::cpu{}));
+    return (terms / (8 * p) + 8 + p + 1) * u * abs_sum;
+  }
+  return u * fabsl(exact) + (4096.0L / 8 + 8 + terms / 4096 + 1) * 0x1p-53L * abs_sum;
 }
 
 template <class T, class Acc>

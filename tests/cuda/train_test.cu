@@ -419,4 +419,22 @@ TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
   }
 }
 
+TEST(GpuLinearAssociation, TheModelIsTheFreeFunctions) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(400, 16, 3, 21);
+  device_buffer<float> X(p.X), Y(p.Y);
+  gd_options o;
+  o.tolerance = 1e-6;
+  fusekit::linear_association<float, fusekit::cuda> net(p.L, p.N, o);
+  auto const r = net.fit(cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N));
+  std::vector<float> W_free;
+  auto const free = gpu_fit(p, W_free, o, 0);
+  ASSERT_EQ(r.outputs.size(), free.outputs.size());
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) { EXPECT_EQ(r.outputs[n].iterations, free.outputs[n].iterations); }
+  std::vector<float> W(W_free.size());
+  ASSERT_EQ(cudaMemcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(W, W_free);
+}
+
 }  // namespace

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// CPU backend of the reductions (contract in reduce.hpp).
+/// CPU backend of the reductions (contract in reduce.hpp). Each algorithm name
+/// runs its algorithm here too, so its error and its run-to-run behaviour are
+/// what the name promises on both backends:
 ///
-/// * `cpu_parallel_sum`: a contiguous range per thread, summed in blocks of
+/// * `naive_atomic`: one host atomic per element (cuda::atomic_ref), from every thread.
+/// * `block_atomic`: a partial per thread in the accumulator type, one atomic each.
+/// * `cub` — `cpu_parallel_sum`: a contiguous range per thread, summed in blocks of
 ///   4096 values 8 lanes wide (SIMD) in double for floating accumulators (in
 ///   the 64-bit accumulator for integers); the block sums are added in double
 ///   and the threads' totals in thread order, and the total is rounded to the
 ///   accumulator type once: a float sum is the correctly rounded double sum,
 ///   and costs no more than a float one while memory-bound.
-/// * `cpu_tree_reduce`: the deterministic tree, tiles in parallel, each by the
+/// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
 ///   tile function the GPU runs (detail/reduce_tree.hpp) on a serial_team,
 ///   compiled for the baseline ISA (no FMA to fuse into its additions).
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
@@ -23,6 +27,7 @@
 #include <fusekit/detail/team.hpp>
 #include <fusekit/policy.hpp>
 
+#include <cuda/atomic>
 #include <cuda/std/span>
 
 #include <cstdint>
@@ -143,12 +148,70 @@ Acc cpu_tree_reduce(const cpu& policy, const Src& src, const Op& op, std::int64_
   return level[0];
 }
 
-/// init ⊕ the n values of src: the tree for `deterministic`; otherwise the
-/// parallel reduction (for plus, the double-carried sum). On the CPU the atomic
-/// algorithms and CUB have no hardware of their own (see reduce.hpp).
+/// *out = op(*out, v) as one host atomic: cuda::atomic_ref, the host twin of
+/// CUDA's atomicAdd/Min/Max (integers add as unsigned: wrap-around, defined).
+template <class Op, class Acc>
+void host_atomic_combine(Acc* out, Acc v, Op) {
+  constexpr auto relaxed = ::cuda::std::memory_order_relaxed;
+  if constexpr (std::is_same_v<Op, plus> && std::is_integral_v<Acc>) {
+    using U = std::make_unsigned_t<Acc>;
+    ::cuda::atomic_ref<U, ::cuda::thread_scope_system>(*reinterpret_cast<U*>(out)).fetch_add(static_cast<U>(v), relaxed);
+  } else if constexpr (std::is_same_v<Op, plus>) {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_add(v, relaxed);
+  } else if constexpr (std::is_same_v<Op, minimum>) {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_min(v, relaxed);
+  } else {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_max(v, relaxed);
+  }
+}
+
+/// `naive_atomic` on the CPU: every element is its own atomic on one value,
+/// from every thread, as on the GPU (slow by design: the cache line bounces).
+template <class Acc, class Src, class Op>
+Acc cpu_naive_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
+  Acc result = init;
+  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+    for (std::int64_t i = first; i < last; ++i) { host_atomic_combine(&result, src(i), op); }
+  });
+  return result;
+}
+
+/// `block_atomic` on the CPU: each thread reduces its range in the accumulator
+/// type, 8 SIMD lanes wide (a GPU block's threads), and adds it with one atomic.
+template <class Acc, class Src, class Op>
+Acc cpu_block_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
+  Acc result = init;
+  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+    Acc const part = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+      constexpr int width = 8;
+      Acc lane[width];
+      for (auto& v : lane) { v = atomic_op<Op, Acc>::identity(); }
+      std::int64_t i = first;
+      for (; i + width <= last; i += width) {
+        FUSEKIT_SIMD_LOOP
+        for (int l = 0; l < width; ++l) { lane[l] = op(lane[l], src(i + l)); }
+      }
+      for (; i < last; ++i) { lane[0] = op(lane[0], src(i)); }
+      Acc total = lane[0];
+      for (int l = 1; l < width; ++l) { total = op(total, lane[l]); }
+      return total;
+    });
+    host_atomic_combine(&result, part, op);
+  });
+  return result;
+}
+
+/// init ⊕ the n values of src, by the algorithm the name says (checked by the
+/// caller: the atomic ones only for an op with an atomic): per-element atomics,
+/// per-thread partials with one atomic each, the parallel reduction (`cub`; for
+/// plus the double-carried sum), or the tree.
 template <class Acc, class Src, class Op>
 Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, reduce_algorithm algorithm, const Op& op, Acc init) {
   if (n == 0) { return init; }
+  if constexpr (atomic_op<Op, Acc>::exists) {
+    if (algorithm == reduce_algorithm::naive_atomic) { return cpu_naive_atomic(policy, src, n, op, init); }
+    if (algorithm == reduce_algorithm::block_atomic) { return cpu_block_atomic(policy, src, n, op, init); }
+  }
   if (algorithm == reduce_algorithm::deterministic) { return op(init, cpu_tree_reduce<Acc>(policy, src, op, n)); }
   if constexpr (std::is_same_v<Op, plus>) {
     return op(init, cpu_parallel_sum<Acc>(policy, src, n));

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// `linear_association<T, Policy>`: the trainer as an object, for code that
+/// thinks in models (`net.fit(X, Y)`, `net.predict(X, Y_hat)`). It owns W in the
+/// policy's memory space (host memory for `fusekit::cpu`, device memory from the
+/// policy's resource for `fusekit::cuda`), the options and the last report. It
+/// is a thin owner over the free functions `fit` and `predict` (train.hpp),
+/// which stay the core: the same calls, the same results, bit for bit.
+///
+///     fusekit::linear_association<double> net(L, N);            // W: N × L zeros, on the host
+///     net.options().method = fusekit::gd_method::nesterov;
+///     fusekit::fit_report r = net.fit(X, Y);                     // X: K × L, Y: K × N
+///     net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ
+///
+///     fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, {}, fusekit::cuda{stream});
+///     gpu_net.fit(d_X, d_Y);                                     // device views; include <fusekit/train.cuh>
+
+#include <fusekit/error.hpp>
+#include <fusekit/policy.hpp>
+#include <fusekit/train.hpp>
+#include <fusekit/train_types.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+
+/// n values of T in device memory from a policy's resource, zeroed in stream
+/// order; given back in stream order. Movable, not copyable.
+template <class T>
+class device_array {
+ public:
+  device_array(const cuda& policy, std::size_t n) : policy_(policy), n_(n) {
+    if (n_ > 0) {
+      data_ = static_cast<T*>(policy_.memory.allocate(n_ * sizeof(T), alignof(T) < 256 ? 256 : alignof(T), policy_.stream));
+      FUSEKIT_CUDA_TRY(cudaMemsetAsync(data_, 0, n_ * sizeof(T), policy_.stream));
+    }
+  }
+  device_array(device_array&& other) noexcept
+      : policy_(other.policy_), n_(std::exchange(other.n_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+  device_array& operator=(device_array&& other) noexcept {
+    if (this != &other) {
+      release();
+      policy_ = other.policy_;
+      n_ = std::exchange(other.n_, 0);
+      data_ = std::exchange(other.data_, nullptr);
+    }
+    return *this;
+  }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+  ~device_array() { release(); }
+
+  [[nodiscard]] T* data() const { return data_; }
+
+ private:
+  void release() noexcept {
+    if (data_ != nullptr) { policy_.memory.deallocate(data_, n_ * sizeof(T), 256, policy_.stream); }
+    data_ = nullptr;
+  }
+  cuda policy_;
+  std::size_t n_ = 0;
+  T* data_ = nullptr;
+};
+
+/// Where a model's weights live: a host vector for the CPU, device memory for the GPU.
+template <class T, class Policy>
+struct weights_storage;
+template <class T>
+struct weights_storage<T, cpu> {
+  std::vector<T> values;
+  weights_storage(const cpu&, std::size_t n) : values(n, T(0)) {}
+  [[nodiscard]] T* data() { return values.data(); }
+  [[nodiscard]] const T* data() const { return values.data(); }
+};
+template <class T>
+struct weights_storage<T, cuda> {
+  device_array<T> values;
+  weights_storage(const cuda& policy, std::size_t n) : values(policy, n) {}
+  [[nodiscard]] T* data() const { return values.data(); }
+};
+
+}  // namespace detail
+
+/// A linear association network Y ≈ X Wᵀ with L inputs and N outputs, its
+/// weights W (N × L) owned in `Policy`'s memory space. See the file comment.
+template <class T, class Policy = cpu>
+class linear_association {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "fusekit::linear_association trains in float or double");
+  static_assert(std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda>,
+                "fusekit::linear_association runs on fusekit::cpu or fusekit::cuda");
+
+ public:
+  /// \param inputs  L, at least 1
+  /// \param outputs N, at least 1
+  /// \param options what every `fit` uses (`options()` changes them); W starts at 0
+  /// \param policy  the default policy of `fit` and `predict`, and where W lives
+  linear_association(std::int64_t inputs, std::int64_t outputs, gd_options options = {}, const Policy& policy = {})
+      : policy_(policy),
+        options_(std::move(options)),
+        inputs_(checked("inputs (L)", inputs)),
+        outputs_(checked("outputs (N)", outputs)),
+        weights_(policy, static_cast<std::size_t>(inputs * outputs)) {}
+
+  /// Trains W on X (K × L) and Y (K × N) with `options()`, on `policy` (same
+  /// kind as the model's, e.g. another stream); returns and keeps the report.
+  fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y) {
+    report_ = fusekit::fit(policy, X, Y, matrix<T>(weights_.data(), outputs_, inputs_), options_);
+    return report_;
+  }
+  fit_report fit(matrix<const T> X, matrix<const T> Y) { return fit(policy_, X, Y); }
+
+  /// Y_hat (K × N) = X Wᵀ on `policy`.
+  void predict(const Policy& policy, matrix<const T> X, matrix<T> Y_hat) const {
+    fusekit::predict(policy, X, weights(), Y_hat);
+  }
+  void predict(matrix<const T> X, matrix<T> Y_hat) const { predict(policy_, X, Y_hat); }
+
+  /// W (N × L), in the policy's memory space.
+  [[nodiscard]] matrix<const T> weights() const { return matrix<const T>(weights_.data(), outputs_, inputs_); }
+  [[nodiscard]] std::int64_t inputs() const { return inputs_; }
+  [[nodiscard]] std::int64_t outputs() const { return outputs_; }
+  [[nodiscard]] gd_options& options() { return options_; }
+  [[nodiscard]] const gd_options& options() const { return options_; }
+  /// The report of the last `fit` (empty before the first).
+  [[nodiscard]] const fit_report& last_report() const { return report_; }
+
+ private:
+  static std::int64_t checked(const char* name, std::int64_t v) {
+    FUSEKIT_EXPECTS(v >= 1, std::string("fusekit::linear_association: ") + name + " is " + std::to_string(v) +
+                                "; it must be at least 1");
+    return v;
+  }
+
+  Policy policy_;
+  gd_options options_;
+  std::int64_t inputs_;
+  std::int64_t outputs_;
+  detail::weights_storage<T, Policy> weights_;
+  fit_report report_;
+};
+
+}  // namespace fusekit

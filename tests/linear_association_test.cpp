@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// linear_association: the model object is a thin owner over fit and predict,
+// so it gives their results bit for bit, keeps W and the last report, and
+// checks its own shape arguments.
+#include <fusekit/fusekit.hpp>
+#include <fusekit/linear_association.hpp>
+
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+TEST(LinearAssociation, FitAndPredictAreTheFreeFunctionsBitForBit) {
+  auto const p = fusekit::test::make_problem<double>(300, 12, 4, 5, true, 0.0);
+  fusekit::gd_options o;
+  o.method = fusekit::gd_method::nesterov;
+  o.tolerance = 1e-12;
+
+  fusekit::linear_association<double> net(p.L, p.N, o);
+  EXPECT_TRUE(net.last_report().outputs.empty());
+  fusekit::fit_report const r = net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, p.N));
+
+  std::vector<double> W(static_cast<std::size_t>(p.N * p.L), 0.0);
+  fusekit::fit_report const free = fusekit::fit(fusekit::cpu{}, cmatrix<double>(p.X.data(), p.K, p.L),
+                                                cmatrix<double>(p.Y.data(), p.K, p.N),
+                                                fusekit::matrix<double>(W.data(), p.N, p.L), o);
+  ASSERT_EQ(r.outputs.size(), free.outputs.size());
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) {
+    EXPECT_EQ(r.outputs[n].iterations, free.outputs[n].iterations);
+    EXPECT_EQ(r.outputs[n].status, fusekit::fit_status::converged);
+  }
+  auto const weights = net.weights();
+  ASSERT_EQ(weights.extent(0), p.N);
+  ASSERT_EQ(weights.extent(1), p.L);
+  for (std::int64_t i = 0; i < p.N * p.L; ++i) { EXPECT_EQ(weights.data_handle()[i], W[static_cast<std::size_t>(i)]); }
+  EXPECT_EQ(net.last_report().learning_rate, free.learning_rate);
+
+  std::vector<double> a(static_cast<std::size_t>(p.K * p.N)), b(a.size());
+  net.predict(cmatrix<double>(p.X.data(), p.K, p.L), fusekit::matrix<double>(a.data(), p.K, p.N));
+  fusekit::predict(fusekit::cpu{}, cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(W.data(), p.N, p.L),
+                   fusekit::matrix<double>(b.data(), p.K, p.N));
+  EXPECT_EQ(a, b);
+  for (std::size_t i = 0; i < a.size(); ++i) { EXPECT_NEAR(a[i], p.Y[i], 1e-4) << i; }
+}
+
+TEST(LinearAssociation, OptionsAreKeptAndShapesChecked) {
+  fusekit::linear_association<float> net(3, 2);
+  net.options().max_iterations = 7;
+  net.options().learning_rate = 0.1;
+  std::vector<float> X(3 * 5, 1.0f), Y(2 * 5, 1.0f);
+  auto const r = net.fit(cmatrix<float>(X.data(), 5, 3), cmatrix<float>(Y.data(), 5, 2));
+  EXPECT_LE(r.most_iterations(), 7);
+  EXPECT_EQ(net.inputs(), 3);
+  EXPECT_EQ(net.outputs(), 2);
+  try {
+    fusekit::linear_association<float> bad(3, 0);
+    ADD_FAILURE() << "0 outputs accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("outputs (N) is 0"), std::string::npos) << e.what();
+  }
+  // Y with the wrong number of columns: fit's own check, naming Y or W.
+  std::vector<float> Y3(3 * 5, 1.0f);
+  EXPECT_THROW(net.fit(cmatrix<float>(X.data(), 5, 3), cmatrix<float>(Y3.data(), 5, 3)), fusekit::invalid_argument);
+}
+
+}  // namespace
