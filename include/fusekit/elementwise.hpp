@@ -50,7 +50,11 @@ namespace fusekit {
 ///         before anything runs
 template <class Policy, class Out, class Op, class... Ins>
 void transform(const Policy& policy, ::cuda::std::span<Out> out, Op op, ::cuda::std::span<Ins>... ins) {
-  run(detail::transform_tag{}, policy, detail::transform_site, out, op, ins...);
+  if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
+    if constexpr (detail::transform_usable<Out, Op, Ins...>()) {
+      run(detail::transform_tag{}, policy, detail::transform_site, out, op, ins...);
+    }
+  }
 }
 
 /// The fused hidden layer: out[i] = tanh((grey[i] / scale) · w[i]), one pass
@@ -64,7 +68,9 @@ template <class Policy, class G, class W, class Out>
 void hidden_layer(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::span<W> w, ::cuda::std::span<Out> out,
                   float scale = 255.0f) {
   constexpr detail::call_site site{"fusekit::hidden_layer", {"out", "grey", "w", "", ""}};
-  run(detail::transform_tag{}, policy, site, out, make_hidden_layer(scale), grey, w);
+  if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
+    run(detail::transform_tag{}, policy, site, out, make_hidden_layer(scale), grey, w);
+  }
 }
 
 /// The same layer as three passes: out = grey/scale; out = out·w; out = tanh(out).
@@ -76,13 +82,15 @@ template <class Policy, class G, class W, class Out>
 void hidden_layer_unfused(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::span<W> w,
                           ::cuda::std::span<Out> out, float scale = 255.0f) {
   constexpr detail::call_site site{"fusekit::hidden_layer_unfused", {"out", "grey", "w", "out", ""}};
-  detail::check_transform<Out, weigh>(site, out, grey, w);
-  detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("grey", grey));
-  detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("w", w));
-  ::cuda::std::span<const Out> const running(out.data(), out.size());
-  run(detail::transform_tag{}, policy, site, out, normalize<float>{scale}, grey);
-  run(detail::transform_tag{}, policy, site, out, weigh{}, running, w);
-  run(detail::transform_tag{}, policy, site, out, tanh_activate{}, running);
+  if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
+    detail::check_transform<Out, weigh>(site, out, grey, w);
+    detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("grey", grey));
+    detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("w", w));
+    ::cuda::std::span<const Out> const running(out.data(), out.size());
+    run(detail::transform_tag{}, policy, site, out, normalize<float>{scale}, grey);
+    run(detail::transform_tag{}, policy, site, out, weigh{}, running, w);
+    run(detail::transform_tag{}, policy, site, out, tanh_activate{}, running);
+  }
 }
 
 }  // namespace fusekit

@@ -25,6 +25,15 @@
 /// and the composed functor takes 1 + (number of binary stages) inputs. A stage
 /// that is callable both ways declares `static constexpr int arity = 1` or `2`.
 ///
+/// A `__device__` lambda (nvcc `--extended-lambda`) is a stage too, wrapped so
+/// that it declares its arity, which the host cannot ask it:
+///
+///     auto layer = fusekit::fuse(fusekit::normalize{255.f}, fusekit::weigh{},
+///                                fusekit::unary([] __device__ (float x) { return x > 0.f ? x : 0.f; }));
+///
+/// `unary(f)` / `binary(f)` take the running value's type as the result type;
+/// `unary<double>(f)` names another. Such a composition runs on the GPU only.
+///
 /// **Fast-math builds** (the flags are the user's; fusekit sets none):
 ///
 /// | functor          | host `-ffast-math` (gcc, clang)            | device `nvcc --use_fast_math`      |
@@ -137,7 +146,53 @@ struct fast_tanh_activate {
   }
 };
 
+/// A stage that declares its arity, and its result type R (void: the running
+/// value's type, or what f returns when the host can ask it). Made by `unary`
+/// and `binary`, for callables the host cannot inspect (`__device__` lambdas).
+template <int Arity, class F, class R = void>
+struct stage {
+  static_assert(Arity == 1 || Arity == 2, "fusekit::stage: the arity is 1 (unary) or 2 (binary)");
+  static constexpr int arity = Arity;
+  using result_type = R;
+  F f;
+
+  template <class... A>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE auto operator()(A... a) const {
+    return f(a...);
+  }
+};
+
+/// `f(running value)` as a fuse stage (see the file comment).
+template <class R = void, class F>
+FUSEKIT_HD constexpr stage<1, F, R> unary(F f) {
+  return {f};
+}
+
+/// `f(running value, next input)` as a fuse stage (see the file comment).
+template <class R = void, class F>
+FUSEKIT_HD constexpr stage<2, F, R> binary(F f) {
+  return {f};
+}
+
 namespace detail {
+
+/// The running value after stage S, from V (and the next input, for a binary stage).
+template <class S, class V, class... A>
+struct stage_result {
+  using type = std::invoke_result_t<const S&, A...>;
+};
+template <int N, class F, class R, class V, class... A>
+struct stage_result<stage<N, F, R>, V, A...> {
+  template <class G, class = void>
+  struct asked {
+    using type = V;  // the host cannot call G (a __device__ lambda): same type as the running value
+  };
+  template <class G>
+  struct asked<G, std::enable_if_t<std::is_invocable_v<const G&, A...>>> {
+    using type = std::invoke_result_t<const G&, A...>;
+  };
+  using type = std::conditional_t<std::is_void_v<R>, typename asked<F>::type, R>;
+};
 
 template <class S, class = void>
 struct declared_arity : std::integral_constant<int, 0> {};
@@ -172,9 +227,9 @@ FUSEKIT_HD constexpr std::size_t inputs_after() {
   } else {
     using S = ::cuda::std::tuple_element_t<I, Stages>;
     if constexpr (stage_arity<S, V>() == 1) {
-      return inputs_after<Stages, I + 1, std::invoke_result_t<const S&, V>>();
+      return inputs_after<Stages, I + 1, typename stage_result<S, V, V>::type>();
     } else {
-      return 1 + inputs_after<Stages, I + 1, std::invoke_result_t<const S&, V, V>>();
+      return 1 + inputs_after<Stages, I + 1, typename stage_result<S, V, V, V>::type>();
     }
   }
 }

@@ -83,7 +83,9 @@ namespace fusekit {
 template <class Policy, class T, class Acc>
 void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
                 reduce_algorithm algorithm = reduce_algorithm::deterministic) {
-  run(detail::reduce_sum_tag{}, policy, in, out, algorithm);
+  if constexpr (detail::policy_usable<detail::reduce_sum_tag, Policy>()) {
+    run(detail::reduce_sum_tag{}, policy, in, out, algorithm);
+  }
 }
 
 /// *out = init ⊕ in[0] ⊕ in[1] ⊕ ... for an associative operation ⊕ (`op`),
@@ -106,7 +108,9 @@ template <class Policy, class T, class Acc, class Op>
 void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc init,
             reduce_algorithm algorithm = reduce_algorithm::deterministic) {
   detail::check_reduce_accumulator<T, Acc>();
-  run(detail::reduce_tag{}, policy, in, out, op, init, algorithm);
+  if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
+    run(detail::reduce_tag{}, policy, in, out, op, init, algorithm);
+  }
 }
 
 /// Σ in[i] as a host value, in `Acc` (`accumulate_in<double>{}` for a float
@@ -115,8 +119,13 @@ template <class Policy, class T, class Acc = accumulator_t<T>>
 Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm = reduce_algorithm::deterministic,
         accumulate_in<Acc> = {}) {
   detail::check_accumulator<T, Acc>();
-  detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in));
-  return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{}, [&](Acc* out) { reduce_sum(policy, in, out, algorithm); });
+  if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
+    detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in));
+    return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
+               [&](Acc* out) { reduce_sum(policy, in, out, algorithm); });
+  } else {
+    return Acc{};
+  }
 }
 
 /// Writes Σ op(ins[i]...) to *out in one pass (no intermediate array), with the
@@ -130,7 +139,9 @@ template <class Policy, class Acc, class Op, class... Ins>
 void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algorithm, Op op,
                           ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
+  if constexpr (detail::policy_usable<detail::transform_reduce_sum_tag, Policy>()) {
+    run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
+  }
 }
 
 /// Σ op(ins[i]...) as a host value with `algorithm`, in Acc. With
@@ -139,9 +150,13 @@ template <class Policy, class Acc, class Op, class... Ins>
 Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  detail::check_sum_inputs("fusekit::transform_reduce", detail::transform_reduce_inputs(ins...));
-  return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
-             [&](Acc* out) { transform_reduce_sum(policy, out, algorithm, op, ins...); });
+  if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
+    detail::check_sum_inputs("fusekit::transform_reduce", detail::transform_reduce_inputs(ins...));
+    return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
+               [&](Acc* out) { transform_reduce_sum(policy, out, algorithm, op, ins...); });
+  } else {
+    return Acc{};
+  }
 }
 
 /// Σ op(ins[i]...) as a host value by the deterministic tree, in the

@@ -87,7 +87,11 @@ inline constexpr bool always_false_v = false;
 /// \throws fusekit::cuda_error when a CUDA or cuBLAS call fails
 template <class Policy, class T>
 fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options = {}) {
-  return run(detail::fit_tag{}, policy, X, Y, W, options);
+  if constexpr (detail::policy_usable<detail::fit_tag, Policy>()) {
+    return run(detail::fit_tag{}, policy, X, Y, W, options);
+  } else {
+    return {};
+  }
 }
 
 /// Y_hat = X Wᵀ (K × N): Y_hat[k, n] = Σ_l X[k, l]·W[n, l], summed in l order.
@@ -99,7 +103,76 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
 /// \throws fusekit::invalid_argument on mismatched extents, null or overlapping views
 template <class Policy, class T>
 void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run(detail::predict_tag{}, policy, X, W, Y_hat);
+  if constexpr (detail::policy_usable<detail::predict_tag, Policy>()) {
+    run(detail::predict_tag{}, policy, X, W, Y_hat);
+  }
+}
+
+namespace detail {
+/// A rank-2, row-major, plain-accessor mdspan (any element and index type).
+template <class M>
+struct is_row_major_matrix : std::false_type {};
+template <class T, class E, class A>
+struct is_row_major_matrix<::cuda::std::mdspan<T, E, ::cuda::std::layout_right, A>>
+    : std::bool_constant<E::rank() == 2 && std::is_same_v<A, ::cuda::std::default_accessor<T>>> {};
+
+template <class... Ms>
+inline constexpr bool all_row_major_v = (is_row_major_matrix<Ms>::value && ...);
+
+/// Whether (R1, R2, Wr) is already the core signature (matrix<const T>, matrix<const T>, matrix<T>).
+template <class R1, class R2, class Wr>
+inline constexpr bool is_core_signature_v =
+    std::is_same_v<Wr, matrix<typename Wr::element_type>> && !std::is_const_v<typename Wr::element_type> &&
+    std::is_same_v<R1, matrix<const typename Wr::element_type>> &&
+    std::is_same_v<R2, matrix<const typename Wr::element_type>>;
+
+template <class U, class M>
+matrix<U> as_matrix(const M& m) {
+  return matrix<U>(m.data_handle(), static_cast<std::int64_t>(m.extent(0)), static_cast<std::int64_t>(m.extent(1)));
+}
+
+/// The element-type rules of fit and predict, one message per broken rule.
+template <class R1, class R2, class Wr>
+constexpr bool matrices_usable(const char*) {
+  using T = std::remove_cv_t<typename Wr::element_type>;
+  static_assert(!std::is_const_v<typename Wr::element_type>,
+                "fusekit::fit / predict: the written matrix (W for fit, Y_hat for predict) must be a view of "
+                "writable memory: fusekit::matrix<T>, not matrix<const T>");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "fusekit::fit / predict: the matrices hold float or double");
+  static_assert(std::is_same_v<std::remove_cv_t<typename R1::element_type>, T>,
+                "fusekit::fit / predict: X must have the written matrix's element type (all float or all double)");
+  static_assert(std::is_same_v<std::remove_cv_t<typename R2::element_type>, T>,
+                "fusekit::fit / predict: Y (fit) or W (predict) must have the written matrix's element type (all "
+                "float or all double)");
+  return !std::is_const_v<typename Wr::element_type> && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+         std::is_same_v<std::remove_cv_t<typename R1::element_type>, T> &&
+         std::is_same_v<std::remove_cv_t<typename R2::element_type>, T>;
+}
+}  // namespace detail
+
+/// `fit` for any row-major matrices: X and Y may be views of writable memory
+/// (`matrix<T>`), the index type any integer. Element types that do not match,
+/// or a const W, are compile errors that name the argument.
+template <class Policy, class MX, class MY, class MW,
+          std::enable_if_t<detail::all_row_major_v<MX, MY, MW> && !detail::is_core_signature_v<MX, MY, MW>, int> = 0>
+fit_report fit(const Policy& policy, const MX& X, const MY& Y, const MW& W, const gd_options& options = {}) {
+  using T = std::remove_cv_t<typename MW::element_type>;
+  if constexpr (detail::matrices_usable<MX, MY, MW>("fit")) {
+    return fit(policy, detail::as_matrix<const T>(X), detail::as_matrix<const T>(Y), detail::as_matrix<T>(W), options);
+  } else {
+    return {};
+  }
+}
+
+/// `predict` for any row-major matrices (see that `fit`).
+template <class Policy, class MX, class MW, class MY,
+          std::enable_if_t<detail::all_row_major_v<MX, MW, MY> && !detail::is_core_signature_v<MX, MW, MY>, int> = 0>
+void predict(const Policy& policy, const MX& X, const MW& W, const MY& Y_hat) {
+  using T = std::remove_cv_t<typename MY::element_type>;
+  if constexpr (detail::matrices_usable<MX, MW, MY>("predict")) {
+    predict(policy, detail::as_matrix<const T>(X), detail::as_matrix<const T>(W), detail::as_matrix<T>(Y_hat));
+  }
 }
 
 /// A strided or column-major view is rejected at compile time: fusekit reads

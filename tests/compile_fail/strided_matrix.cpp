@@ -4,14 +4,14 @@
 // message, rather than read as if it were contiguous.
 #include <fusekit/fusekit.hpp>
 
-#include <array>
+#include <cuda/std/array>
 #include <cstdint>
 
 void fit_a_strided_view() {
   using extents = ::cuda::std::dextents<std::int64_t, 2>;
   static float x[12], y[6], w[4];
   ::cuda::std::layout_stride::mapping<extents> const every_other_column(extents(3, 2),
-                                                                        std::array<std::int64_t, 2>{4, 2});
+                                                                        ::cuda::std::array<std::int64_t, 2>{4, 2});
   ::cuda::std::mdspan<const float, extents, ::cuda::std::layout_stride> const X(x, every_other_column);
   fusekit::fit(fusekit::cpu{}, X, fusekit::matrix<const float>(y, 3, 2), fusekit::matrix<float>(w, 2, 2));
 }

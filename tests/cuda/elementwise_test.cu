@@ -131,6 +131,33 @@ TEST(GpuTransform, FourInputsWithADeviceLambdaInPlace) {
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(out[i], (a[i] + b[i]) * d[i] - c[i]) << i; }
 }
 
+// __device__ lambdas as fuse stages, through unary and binary (the host cannot ask their arity).
+void layer_with_device_stages(span<float> out, span<const std::uint8_t> grey, span<const float> w, span<const float> b) {
+  auto const layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{},
+                                   fusekit::binary([] __device__(float x, float bias) { return x + bias; }),
+                                   fusekit::unary([] __device__(float x) { return x > 0.0f ? x : 0.0f; }));
+  static_assert(decltype(layer)::arity<std::uint8_t> == 3, "grey, w and the bias");
+  fusekit::transform(fusekit::cuda{}, out, layer, grey, w, b);
+}
+
+TEST(GpuTransform, DeviceLambdasAsFuseStages) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = 100001;
+  auto const grey = fusekit::test::make_greyscales<std::uint8_t>(n, 31);
+  auto const w = fusekit::test::make_weights<float>(n, 32);
+  auto const b = fusekit::test::make_weights<float>(n, 33);
+  device_buffer<std::uint8_t> d_grey(grey);
+  device_buffer<float> d_w(w), d_b(b), d_out(n);
+  layer_with_device_stages(d_out.view(), d_grey.cview(), d_w.cview(), d_b.cview());
+  auto const out = d_out.to_host();
+  for (std::size_t i = 0; i < n; ++i) {
+    // nvcc may fuse weigh's product with the lambda's add (one rounding less): within 2 ulp.
+    double const x = static_cast<double>(static_cast<float>(grey[i]) / 255.0f) * w[i] + b[i];
+    double const want = x > 0.0 ? x : 0.0;
+    ASSERT_NEAR(out[i], want, 2 * 0x1p-24 * (std::fabs(x) + std::fabs(b[i]))) << i;
+  }
+}
+
 TEST(GpuTransform, GraphCapturedCallReplays) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   std::size_t const n = 1 << 20;

@@ -32,7 +32,7 @@ void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, co
 template <class Out, class Op, class... Ins>
 void run(transform_tag, const cpu& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
          ::cuda::std::span<Ins>... ins) {
-  static_assert(!is_device_lambda_v<Op>,
+  static_assert(!is_host_opaque_v<Op>,
                 "fusekit::transform: a __device__ lambda cannot run on the CPU; make it __host__ __device__");
   check_transform<Out, Op>(site, out, ins...);
   cpu_transform(policy, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);

@@ -19,6 +19,9 @@
 namespace fusekit {
 namespace detail {
 
+template <>
+struct backend_available<transform_tag, cuda> : std::true_type {};
+
 template <class Out, class Op, class... Ins>
 __global__ void elementwise_kernel(elementwise_plan plan, Op op, Out* out, const Ins*... ins) {
   elementwise_thread(global_thread_id(), grid_stride(), plan, op, out, ins...);

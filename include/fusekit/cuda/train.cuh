@@ -45,6 +45,11 @@
 namespace fusekit {
 namespace detail {
 
+template <>
+struct backend_available<fit_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<predict_tag, cuda> : std::true_type {};
+
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
 /// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.
 template <class T>

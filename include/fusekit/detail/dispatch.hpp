@@ -9,6 +9,10 @@
 /// argument-dependent lookup at instantiation finds the overloads of every
 /// backend included by then, and g++ never needs to see the CUDA ones.
 
+#include <fusekit/policy.hpp>
+
+#include <type_traits>
+
 namespace fusekit {
 namespace detail {
 
@@ -19,6 +23,28 @@ struct transform_reduce_sum_tag {};
 struct scalar_result_tag {};  ///< run(scalar_result_tag, policy, enqueue): a host value from a call writing *out
 struct fit_tag {};
 struct predict_tag {};
+
+template <class Policy>
+inline constexpr bool is_policy_v = std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda>;
+
+/// Whether the backend of `Policy` for algorithm `Tag` has been included: the
+/// CPU's always is (the public headers include it); each cuda/*.cuh says so for
+/// its own algorithms.
+template <class Tag, class Policy>
+struct backend_available : std::bool_constant<std::is_same_v<Policy, cpu>> {};
+
+/// The check at every public entry point: one message that says what to do,
+/// and (as the caller then skips the call) nothing after it.
+template <class Tag, class Policy>
+constexpr bool policy_usable() {
+  static_assert(is_policy_v<Policy>,
+                "fusekit: the first argument is the execution policy: use fusekit::cuda{stream} or fusekit::cpu{} "
+                "(a Thrust or CUB execution policy is not one)");
+  static_assert(!is_policy_v<Policy> || backend_available<Tag, Policy>::value,
+                "fusekit::cuda needs the GPU backend: include <fusekit/fusekit.cuh> (and <fusekit/train.cuh> for "
+                "fit and predict) and compile this file with nvcc");
+  return is_policy_v<Policy> && backend_available<Tag, Policy>::value;
+}
 
 }  // namespace detail
 }  // namespace fusekit
