@@ -29,6 +29,7 @@
 #include <fusekit/cpu/elementwise.hpp>
 #include <fusekit/detail/dispatch.hpp>
 #include <fusekit/detail/elementwise_checks.hpp>
+#include <fusekit/detail/ranges.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/functors.hpp>
 #include <fusekit/policy.hpp>
@@ -57,6 +58,22 @@ void transform(const Policy& policy, ::cuda::std::span<Out> out, Op op, ::cuda::
   }
 }
 
+/// `transform` over containers as well as spans: `std::vector`, `std::array`,
+/// `thrust::host_vector`, `thrust::device_vector`, mixed with spans. A container
+/// that holds the other kind of memory than the policy reads (a
+/// `thrust::device_vector` with `fusekit::cpu`, a `std::vector` with
+/// `fusekit::cuda`) is a compile error that says what to use.
+///
+///     std::vector<float> out(n);
+///     fusekit::transform(fusekit::cpu{}, out, fusekit::make_hidden_layer(), grey, w);   // grey, w: std::vector
+template <class Policy, class OutR, class Op, class... InR,
+          std::enable_if_t<(detail::is_container_v<OutR> || (detail::is_container_v<InR> || ...)), int> = 0>
+void transform(const Policy& policy, OutR&& out, Op op, InR&&... ins) {
+  if constexpr (detail::memory_usable<Policy, OutR, InR...>()) {
+    transform(policy, detail::view_of(out), op, detail::const_view_of(ins)...);
+  }
+}
+
 /// The fused hidden layer: out[i] = tanh((grey[i] / scale) · w[i]), one pass
 /// (within `tanh_float_max_ulp` + 1 ulp of the exact layer in float, without fast-math).
 ///
@@ -70,6 +87,16 @@ void hidden_layer(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::
   constexpr detail::call_site site{"fusekit::hidden_layer", {"out", "grey", "w", "", ""}};
   if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
     run(detail::transform_tag{}, policy, site, out, make_hidden_layer(scale), grey, w);
+  }
+}
+
+/// `hidden_layer` over containers as well as spans (see the container `transform`).
+template <class Policy, class GR, class WR, class OutR,
+          std::enable_if_t<detail::is_container_v<GR> || detail::is_container_v<WR> || detail::is_container_v<OutR>,
+                           int> = 0>
+void hidden_layer(const Policy& policy, GR&& grey, WR&& w, OutR&& out, float scale = 255.0f) {
+  if constexpr (detail::memory_usable<Policy, GR, WR, OutR>()) {
+    hidden_layer(policy, detail::const_view_of(grey), detail::const_view_of(w), detail::view_of(out), scale);
   }
 }
 

@@ -59,6 +59,7 @@
 #include <fusekit/config.hpp>
 #include <fusekit/cpu/reduce.hpp>
 #include <fusekit/detail/dispatch.hpp>
+#include <fusekit/detail/ranges.hpp>
 #include <fusekit/detail/reduce_checks.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce_types.hpp>
@@ -123,6 +124,28 @@ Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorith
     detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in));
     return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
                [&](Acc* out) { reduce_sum(policy, in, out, algorithm); });
+  } else {
+    return Acc{};
+  }
+}
+
+/// `reduce_sum` and `sum` over containers as well as spans: `std::vector`,
+/// `std::array`, `thrust::host_vector`, `thrust::device_vector` (see the
+/// container `transform` for the memory rule).
+///
+///     std::vector<float> x(n);
+///     float s = fusekit::sum(fusekit::cpu{}, x);
+template <class Policy, class R, class Acc, std::enable_if_t<detail::is_container_v<R>, int> = 0>
+void reduce_sum(const Policy& policy, R&& in, Acc* out, reduce_algorithm algorithm = reduce_algorithm::deterministic) {
+  if constexpr (detail::memory_usable<Policy, R>()) { reduce_sum(policy, detail::const_view_of(in), out, algorithm); }
+}
+
+template <class Policy, class R, class Acc = accumulator_t<detail::range_value_t<R>>,
+          std::enable_if_t<detail::is_container_v<R>, int> = 0>
+Acc sum(const Policy& policy, R&& in, reduce_algorithm algorithm = reduce_algorithm::deterministic,
+        accumulate_in<Acc> = {}) {
+  if constexpr (detail::memory_usable<Policy, R>()) {
+    return sum(policy, detail::const_view_of(in), algorithm, accumulate_in<Acc>{});
   } else {
     return Acc{};
   }

@@ -7,6 +7,9 @@
 #include "common/device_buffer.cuh"
 #include "common/test_support.hpp"
 
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -156,6 +159,24 @@ TEST(GpuTransform, DeviceLambdasAsFuseStages) {
     double const want = x > 0.0 ? x : 0.0;
     ASSERT_NEAR(out[i], want, 2 * 0x1p-24 * (std::fabs(x) + std::fabs(b[i]))) << i;
   }
+}
+
+TEST(GpuTransform, ThrustDeviceVectorsAsArguments) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = 70001;
+  auto const grey = fusekit::test::make_greyscales<std::uint8_t>(n, 41);
+  auto const w = fusekit::test::make_weights<float>(n, 42);
+  thrust::device_vector<std::uint8_t> const d_grey(grey.begin(), grey.end());
+  thrust::device_vector<float> const d_w(w.begin(), w.end());
+  thrust::device_vector<float> d_out(n);
+  fusekit::hidden_layer(fusekit::cuda{}, d_grey, d_w, d_out);
+  std::vector<float> want(n);
+  fusekit::hidden_layer(fusekit::cpu{}, grey, w, want);
+  std::vector<float> got(n);
+  thrust::copy(d_out.begin(), d_out.end(), got.begin());
+  for (std::size_t i = 0; i < n; ++i) { ASSERT_NEAR(got[i], want[i], 4e-7f * (1.0f + std::fabs(want[i]))) << i; }
+  // The deterministic sum of the device vector: the CPU's bits for the same values.
+  EXPECT_EQ(fusekit::sum(fusekit::cuda{}, d_out), fusekit::sum(fusekit::cpu{}, got));
 }
 
 TEST(GpuTransform, GraphCapturedCallReplays) {
