@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """fusekit side by side with the stacks its users come from.
 
-    python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only] [--csv]
+    python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only] [--csv] [--plot]
 
 Reads fusekit's Google Benchmark JSON in RESULTS_DIR (elementwise_bench.json,
 reduce_bench.json, train_bench.json; with --build, runs the bench binaries of
@@ -11,7 +11,9 @@ BUILD_DIR/bench first), runs the Python peers in bench/peers with --run-peers
 one table per task: size, fusekit's time, each peer's time, the ratio
 peer/fusekit, and for the memory-bound tasks the share of the copy or read
 roofline measured by fusekit's bench in the same run. With --csv, every JSON
-file in RESULTS_DIR is also written as CSV next to it. Standard library only.
+file in RESULTS_DIR is also written as CSV next to it; with --plot, the figures
+of bench/plots.py are drawn into RESULTS_DIR (matplotlib, optional). Otherwise
+standard library only.
 """
 import argparse
 import json
@@ -152,6 +154,7 @@ def arguments(argv):
     parser.add_argument("--run-peers", action="store_true", help="run the Python peers in bench/peers first")
     parser.add_argument("--cpu-only", action="store_true", help="the peers' CPU stacks only")
     parser.add_argument("--csv", action="store_true", help="also write every JSON file as CSV next to it")
+    parser.add_argument("--plot", action="store_true", help="draw the figures (PNG and SVG) into RESULTS_DIR")
     return parser.parse_args(argv[1:])
 
 
@@ -185,6 +188,13 @@ def main(argv):
             lines.append(f"\n{task}: no peer results (python3 bench/compare.py {results} --run-peers)")
         lines += make(fk, peers)
     print("\n".join(lines))
+    if args.plot:
+        sys.path.insert(0, str(HERE))
+        import plots
+        for path in plots.draw(results, load(results / "elementwise_bench.json"), load(results / "reduce_bench.json"),
+                               load(results / "train_bench.json"), load(results / "peer_hidden_layer.json"),
+                               load(results / "peer_sum.json"), load(results / "peer_train.json")):
+            print("drew", path)
     if args.csv:
         sys.path.insert(0, str(HERE))
         import summarize

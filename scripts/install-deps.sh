@@ -21,6 +21,10 @@ fi
 if ! python3 -c "import numpy, numba" >/dev/null 2>&1; then
   python3 -m pip install -q numpy numba >/dev/null 2>&1 || echo "note: numpy/numba not installed; bench/compare.py will skip those peers"
 fi
+# matplotlib draws bench/compare.py --plot (optional: without it --plot says so and draws nothing).
+if ! python3 -c "import matplotlib" >/dev/null 2>&1; then
+  python3 -m pip install -q matplotlib >/dev/null 2>&1 || echo "note: matplotlib not installed; bench/compare.py --plot will skip"
+fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDACXX:-}" ]; then
   echo "error: no nvcc: install the CUDA toolkit (12.x or 13.x) or set CUDACXX" >&2
   exit 1

@@ -33,14 +33,11 @@
 namespace fusekit {
 namespace detail {
 
-template <>
-struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
-template <>
-struct backend_available<reduce_tag, cuda> : std::true_type {};
-template <>
-struct backend_available<transform_reduce_sum_tag, cuda> : std::true_type {};
-template <>
-struct backend_available<scalar_result_tag, cuda> : std::true_type {};
+// This file is the GPU backend of these algorithms (see detail/dispatch.hpp).
+template <> struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
+template <> struct backend_available<reduce_tag, cuda> : std::true_type {};
+template <> struct backend_available<transform_reduce_sum_tag, cuda> : std::true_type {};
+template <> struct backend_available<scalar_result_tag, cuda> : std::true_type {};
 
 template <class Acc>
 struct convert_to {

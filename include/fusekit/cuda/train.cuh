@@ -45,10 +45,9 @@
 namespace fusekit {
 namespace detail {
 
-template <>
-struct backend_available<fit_tag, cuda> : std::true_type {};
-template <>
-struct backend_available<predict_tag, cuda> : std::true_type {};
+// This file is the GPU backend of these algorithms (see detail/dispatch.hpp).
+template <> struct backend_available<fit_tag, cuda> : std::true_type {};
+template <> struct backend_available<predict_tag, cuda> : std::true_type {};
 
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
 /// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.

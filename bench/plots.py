@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The figures of `bench/compare.py --plot`, drawn from the same JSON as the
+tables, as PNG and SVG into the results folder:
+
+* <backend>_hidden_layer_bandwidth: GB/s against n for fusekit's fused and
+  unfused layer, the copy roofline and each peer;
+* <backend>_sum_error: relative error against n for each sum algorithm (float);
+* <backend>_train_time: time to tolerance for the trainer, fusekit and peers,
+  per problem shape.
+
+Needs matplotlib (optional: without it, nothing is drawn and a line says so).
+"""
+import pathlib
+
+
+def _series(runs, backend, keep):
+    """{label: [(n, value)]} from runs whose name starts with backend/ and passes keep(parts)."""
+    out = {}
+    for b in runs:
+        parts = b["name"].split("/")
+        if parts[0] != backend:
+            continue
+        got = keep(parts, b)
+        if got is None:
+            continue
+        label, n, value = got
+        out.setdefault(label, []).append((n, value))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _save(fig, folder, name):
+    paths = []
+    for ext in ("png", "svg"):
+        path = pathlib.Path(folder) / f"{name}.{ext}"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        paths.append(path)
+    return paths
+
+
+def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train):
+    """Draws every figure the data allows; returns the files written."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plots: matplotlib is not installed (python3 -m pip install matplotlib); nothing drawn")
+        return []
+    written = []
+    for backend in ("cpu", "gpu"):
+        # Hidden layer: GB/s against n.
+        def layer(parts, b):
+            if "bytes_per_second" not in b:
+                return None
+            if parts[1] == "copy":
+                return "copy (roofline)", int(parts[2]), b["bytes_per_second"] / 1e9
+            if parts[1] in ("fused", "unfused") and parts[2] == "f32":
+                return f"fusekit {parts[1]}", int(parts[3]), b["bytes_per_second"] / 1e9
+            if len(parts) >= 4 and parts[2] == "f32" and parts[1] not in ("fused", "unfused"):
+                return parts[1], int(parts[3]), b["bytes_per_second"] / 1e9
+            return None
+        series = _series(elementwise + peers_layer, backend, layer)
+        if series:
+            fig, ax = plt.subplots(figsize=(7, 4.2))
+            for label, pts in sorted(series.items()):
+                style = "-o" if label.startswith("fusekit") else ("--" if "copy" in label else ":s")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("n (elements)")
+            ax.set_ylabel("GB/s (minimum traffic)")
+            ax.set_title(f"Hidden layer tanh((grey/255)·w), float32, {backend.upper()}")
+            ax.legend(fontsize=8)
+            ax.grid(True, alpha=0.3)
+            written += _save(fig, folder, f"{backend}_hidden_layer_bandwidth")
+            plt.close(fig)
+
+        # Sums: relative error against n, float input in float.
+        def err(prefix):
+            def keep(parts, b):
+                if len(parts) < 4 or parts[2] != "f32" or "rel_error" not in b or parts[1] == "read":
+                    return None
+                return prefix + parts[1], int(parts[3]), max(float(b["rel_error"]), 1e-12)
+            return keep
+        series = {**_series(reduce, backend, err("fusekit ")), **_series(peers_sum, backend, err(""))}
+        if series:
+            fig, ax = plt.subplots(figsize=(7, 4.2))
+            for label, pts in sorted(series.items()):
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("n (values)")
+            ax.set_ylabel("|sum − exact| / |exact|")
+            ax.set_title(f"Sum of float32 values, {backend.upper()}: error of each algorithm")
+            ax.legend(fontsize=8)
+            ax.grid(True, alpha=0.3)
+            written += _save(fig, folder, f"{backend}_sum_error")
+            plt.close(fig)
+
+        # Trainer: time to tolerance per shape (plain descent, float64).
+        rows = {}
+        for b in [dict(r, fusekit=True) for r in train] + peers_train:
+            parts = b["name"].split("/")
+            if parts[0] != backend or len(parts) < 4 or parts[2] != "f64":
+                continue
+            if not (parts[1].startswith("plain") or parts[1].startswith("nesterov") or parts[1].endswith("_plain")):
+                continue
+            ms = b["real_time"] * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
+            rows.setdefault(parts[3], {})[("fusekit " if b.get("fusekit") else "") + parts[1]] = ms
+        if rows:
+            shapes = sorted(rows)
+            labels = sorted({k for r in rows.values() for k in r})
+            fig, ax = plt.subplots(figsize=(7, 4.2))
+            width = 0.8 / max(len(labels), 1)
+            for i, label in enumerate(labels):
+                xs = [j + i * width for j in range(len(shapes))]
+                ax.bar(xs, [rows[s].get(label, 0) for s in shapes], width, label=label)
+            ax.set_xticks([j + 0.4 - width / 2 for j in range(len(shapes))])
+            ax.set_xticklabels([f"K×L×N = {s}" for s in shapes])
+            ax.set_yscale("log")
+            ax.set_ylabel("time to tolerance (ms)")
+            ax.set_title(f"Trainer, float64, {backend.upper()}: fusekit and peers")
+            ax.legend(fontsize=7)
+            written += _save(fig, folder, f"{backend}_train_time")
+            plt.close(fig)
+    return written
