@@ -103,7 +103,8 @@ void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
 ///                  `minimum`/`maximum` on 32- and 64-bit integers (others throw
 ///                  `fusekit::invalid_argument` on every backend). `deterministic`
 ///                  gives the same bits on every GPU and the CPU for every op, and
-///                  for an exact op (min, max, integer plus) every algorithm does.
+///                  for an exact op (min and max without NaN, integer plus) every
+///                  algorithm does.
 /// \param out       one Acc: float, double or a 32- or 64-bit integer (integer inputs only)
 template <class Policy, class T, class Acc, class Op>
 void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc init,

@@ -9,8 +9,6 @@
 #include <fusekit/detail/numeric.hpp>
 #include <fusekit/detail/rounding.hpp>
 
-#include <cuda/std/limits>
-
 #include <cstdint>
 #include <type_traits>
 
@@ -40,6 +38,9 @@ constexpr const char* to_string(reduce_algorithm a) {
 }
 
 namespace detail {
+/// The accumulator a sum of T uses unless asked otherwise: float for float and
+/// the half types (and rejected element types, after the message), double for
+/// double, the 64-bit integer of T's signedness for integers.
 template <class T, class = void>
 struct default_accumulator {
   static_assert(is_supported_element_v<T>,
@@ -62,6 +63,8 @@ template <class T>
 using accumulator_t = typename detail::default_accumulator<std::remove_cv_t<T>>::type;
 
 /// Asks `sum`/`transform_reduce` for a particular accumulator: `accumulate_in<double>{}`.
+/// A tag: it carries the type, no value. The rules of reduce.hpp's table say
+/// which accumulators each input type may use; any other is a compile error.
 template <class Acc>
 struct accumulate_in {
   using type = Acc;
@@ -91,29 +94,5 @@ struct maximum {
   }
 };
 
-namespace detail {
-/// What the atomic algorithms need of an operation: a CUDA atomic for it on Acc
-/// (`exists`) and its identity (the start of a thread's or block's partial).
-template <class Op, class Acc, class = void>
-struct atomic_op {
-  static constexpr bool exists = false;
-};
-template <class Acc>
-struct atomic_op<plus, Acc,
-                 std::enable_if_t<std::is_floating_point_v<Acc> || (std::is_integral_v<Acc> && sizeof(Acc) >= 4)>> {
-  static constexpr bool exists = true;
-  FUSEKIT_HD static constexpr Acc identity() { return Acc(0); }
-};
-template <class Acc>
-struct atomic_op<minimum, Acc, std::enable_if_t<std::is_integral_v<Acc> && sizeof(Acc) >= 4>> {
-  static constexpr bool exists = true;
-  FUSEKIT_HD static constexpr Acc identity() { return ::cuda::std::numeric_limits<Acc>::max(); }
-};
-template <class Acc>
-struct atomic_op<maximum, Acc, std::enable_if_t<std::is_integral_v<Acc> && sizeof(Acc) >= 4>> {
-  static constexpr bool exists = true;
-  FUSEKIT_HD static constexpr Acc identity() { return ::cuda::std::numeric_limits<Acc>::lowest(); }
-};
-}  // namespace detail
 
 }  // namespace fusekit

@@ -9,6 +9,7 @@
 #include <cuda/std/mdspan>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -60,6 +61,13 @@ constexpr const char* to_string(gd_formulation f) {
   return f == gd_formulation::direct ? "direct" : (f == gd_formulation::gram ? "gram" : "automatic");
 }
 
+/// Where a long fit stands, for `gd_options::progress`.
+struct fit_progress {
+  std::int64_t iteration = 0;    ///< iterations done by the outputs still running
+  std::int64_t running = 0;      ///< outputs not yet stopped
+  double worst_grad_norm2 = 0;   ///< the largest last gradᵀgrad among them (0 when none runs)
+};
+
 /// What `fit` is asked to do. Every field is checked before anything runs.
 struct gd_options {
   std::optional<double> learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX)
@@ -70,6 +78,12 @@ struct gd_options {
   gd_method method = gd_method::plain;
   gd_formulation formulation = gd_formulation::automatic;
   std::int64_t stall_window = 1000;  ///< at least 1
+  /// Called on the calling thread as the fit goes: on the CPU every
+  /// `progress_every` iterations, on the GPU at each host check of the cuBLAS
+  /// path (every `train_tuning::batch_iterations`) and once at the end of the
+  /// single-launch path. Unset: never. It may not call fusekit on the same data.
+  std::function<void(const fit_progress&)> progress;
+  std::int64_t progress_every = 1000;  ///< at least 1; CPU only
 };
 
 /// How one output (one row of W) trained.

@@ -305,4 +305,31 @@ TEST(Predict, MatchesReferenceProduct) {
   }
 }
 
+TEST(CpuFit, ProgressReportsTheFitWithoutChangingIt) {
+  auto const p = make_problem<double>(400, 20, 5, 17, true, 0.0);
+  gd_options o;
+  o.tolerance = 1e-10;
+  std::vector<double> W_plain, W_watched;
+  auto const plain = cpu_fit(p, W_plain, o);
+  std::vector<fusekit::fit_progress> seen;
+  o.progress = [&](const fusekit::fit_progress& now) { seen.push_back(now); };
+  o.progress_every = 250;
+  auto const watched = cpu_fit(p, W_watched, o);
+  EXPECT_EQ(W_watched, W_plain);  // the same iterates: progress only looks
+  for (std::size_t n = 0; n < plain.outputs.size(); ++n) {
+    EXPECT_EQ(watched.outputs[n].iterations, plain.outputs[n].iterations);
+  }
+  ASSERT_FALSE(seen.empty());
+  std::int64_t const most = plain.most_iterations();
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>((most + 249) / 250));  // until the last output stops
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(250 * (k + 1)));
+    if (k > 0) { EXPECT_LE(seen[k].running, seen[k - 1].running); }
+    EXPECT_GE(seen[k].worst_grad_norm2, seen[k].running > 0 ? o.tolerance : 0.0);
+  }
+  EXPECT_EQ(seen.back().running, 0);
+  o.progress_every = 0;
+  EXPECT_THROW(cpu_fit(p, W_watched, o), fusekit::invalid_argument);
+}
+
 }  // namespace

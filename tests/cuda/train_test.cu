@@ -437,4 +437,24 @@ TEST(GpuLinearAssociation, TheModelIsTheFreeFunctions) {
   EXPECT_EQ(W, W_free);
 }
 
+TEST(GpuFit, ProgressAtEachHostCheck) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(300, 24, 4, 13);
+  gd_options o;
+  o.tolerance = 1e-10;
+  std::vector<fusekit::fit_progress> seen;
+  o.progress = [&](const fusekit::fit_progress& now) { seen.push_back(now); };
+  std::vector<double> W;
+  auto const cublas = gpu_fit(p, W, o, 2);
+  ASSERT_FALSE(seen.empty());
+  for (std::size_t k = 0; k < seen.size(); ++k) { EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(64 * (k + 1))); }
+  EXPECT_EQ(seen.back().running, 0);
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>((cublas.most_iterations() + 63) / 64));
+  seen.clear();
+  auto const single = gpu_fit(p, W, o, 1);
+  ASSERT_EQ(seen.size(), 1u);  // one launch: reported once, at the end
+  EXPECT_EQ(seen[0].iteration, single.most_iterations());
+  EXPECT_EQ(seen[0].running, 0);
+}
+
 }  // namespace

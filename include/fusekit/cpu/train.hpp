@@ -96,18 +96,29 @@ double cpu_direct_power_iteration(matrix<const T> X) {
   return power_iteration(serial_team{}, X.extent(1), v.data(), u.data(), normal_operator<T>{X, t.data()});
 }
 
-/// Output n to the end: `gradient(point, g)` writes the gradient at point.
-template <class T, class Gradient>
-output_report cpu_descend(const descent_params<T>& p, std::int64_t n, std::int64_t L, T* w, const Gradient& gradient) {
-  serial_team const team;
-  std::vector<T> g(static_cast<std::size_t>(L)), previous(g.size()), point(g.size());
-  descent_begin(team, p, n, L, w, previous.data(), point.data());
-  auto s = descent_state<T>::start(p);
-  do {
-    gradient(point.data(), g.data());
-  } while (descent_step(team, p, s, L, w, previous.data(), point.data(), element_of<T>{g.data()}));
-  return s.report;
-}
+/// One output's descent on the CPU, advanced in budgets of iterations: its
+/// buffers and state live between the calls to `advance`.
+template <class T>
+struct cpu_output {
+  std::vector<T> g, previous, point, delta;
+  descent_state<T> state;
+
+  cpu_output(const descent_params<T>& p, std::int64_t n, std::int64_t L, std::int64_t K, T* w)
+      : g(static_cast<std::size_t>(L)), previous(g.size()), point(g.size()), delta(static_cast<std::size_t>(K)),
+        state(descent_state<T>::start(p)) {
+    descent_begin(serial_team{}, p, n, L, w, previous.data(), point.data());
+  }
+
+  /// Up to `budget` iterations; `gradient(point, g, delta)` writes the gradient at point.
+  template <class Gradient>
+  void advance(const descent_params<T>& p, std::int64_t L, T* w, std::int64_t budget, const Gradient& gradient) {
+    serial_team const team;
+    for (std::int64_t k = 0; k < budget && state.running; ++k) {
+      gradient(point.data(), g.data(), delta.data());
+      descent_step(team, p, state, L, w, previous.data(), point.data(), element_of<T>{g.data()});
+    }
+  }
+};
 
 template <class T>
 fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
@@ -136,23 +147,42 @@ fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y,
   // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
   bool const parallel = N * L * (gram ? L : K) >= cpu_parallel_threshold;
   (void)parallel;
+  auto const gradient = [&](std::int64_t n) {
+    return [&, n](const T* point, T* g, T* delta) {
+      if (gram) {
+        gram_gradient(serial_team{}, A.data(), B.data() + n * L, L, point, g);
+      } else {
+        direct_gradient<T>(X, Y, n, point, delta, g);
+      }
+    };
+  };
+  std::vector<cpu_output<T>> outputs;
+  outputs.reserve(static_cast<std::size_t>(N));
+  for (std::int64_t n = 0; n < N; ++n) { outputs.emplace_back(p, n, L, gram ? 0 : K, W.data_handle() + n * L); }
+  // Without a progress callback one budget covers the whole fit; with one, the
+  // outputs advance together `progress_every` iterations at a time.
+  std::int64_t const budget = o.progress ? o.progress_every : o.max_iterations;
+  for (std::int64_t done = 0; done < o.max_iterations;) {
 #if FUSEKIT_HAS_OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (parallel)
 #endif
-  for (std::int64_t n = 0; n < N; ++n) {
-    T* const w = W.data_handle() + n * L;
-    if (gram) {
-      const T* const b = B.data() + n * L;
-      report.outputs[n] = cpu_descend(p, n, L, w, [&](const T* point, T* g) {
-        gram_gradient(serial_team{}, A.data(), b, L, point, g);
-      });
-    } else {
-      std::vector<T> delta(static_cast<std::size_t>(K));
-      report.outputs[n] = cpu_descend(p, n, L, w, [&](const T* point, T* g) {
-        direct_gradient<T>(X, Y, n, point, delta.data(), g);
-      });
+    for (std::int64_t n = 0; n < N; ++n) {
+      outputs[static_cast<std::size_t>(n)].advance(p, L, W.data_handle() + n * L, budget, gradient(n));
     }
+    done += budget;
+    fit_progress now;
+    now.iteration = done < o.max_iterations ? done : o.max_iterations;
+    for (const auto& out : outputs) {
+      if (out.state.running) {
+        ++now.running;
+        now.worst_grad_norm2 = out.state.report.grad_norm2 > now.worst_grad_norm2 ? out.state.report.grad_norm2
+                                                                                   : now.worst_grad_norm2;
+      }
+    }
+    if (o.progress) { o.progress(now); }
+    if (now.running == 0) { break; }
   }
+  for (std::int64_t n = 0; n < N; ++n) { report.outputs[n] = outputs[static_cast<std::size_t>(n)].state.report; }
   return report;
 }
 

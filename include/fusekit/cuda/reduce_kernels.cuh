@@ -7,6 +7,7 @@
 
 #include <fusekit/cuda/launch.cuh>
 #include <fusekit/cuda/team.cuh>
+#include <fusekit/detail/atomic_op.hpp>
 #include <fusekit/detail/reduce_tree.hpp>
 #include <fusekit/reduce_types.hpp>
 

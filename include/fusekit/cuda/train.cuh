@@ -39,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,11 +87,36 @@ struct fit_buffers {
         running(policy, single ? 0 : 1, arena) {}
 };
 
+/// The outputs' states, copied to the host (synchronizes).
+template <class T>
+std::vector<descent_state<T>> read_states(const cuda& policy, const fit_buffers<T>& buf, std::int64_t N) {
+  std::vector<descent_state<T>> states(static_cast<std::size_t>(N));
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(states.data(), buf.states.get(), states.size() * sizeof(descent_state<T>),
+                                   cudaMemcpyDeviceToHost, policy.stream));
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+  return states;
+}
+
+/// Where the outputs stand after `done` iterations, for `gd_options::progress`.
+template <class T>
+fit_progress progress_of(const std::vector<descent_state<T>>& states, std::int64_t done) {
+  fit_progress now;
+  now.iteration = done;
+  for (const auto& s : states) {
+    if (s.running) {
+      ++now.running;
+      now.worst_grad_norm2 = s.report.grad_norm2 > now.worst_grad_norm2 ? s.report.grad_norm2 : now.worst_grad_norm2;
+    }
+  }
+  return now;
+}
+
 /// Every iteration of the cuBLAS path; returns each output's state.
 template <class T>
 std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning, cublasHandle_t h,
                                                 matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                                                const fit_buffers<T>& buf, bool gram, const descent_params<T>& p) {
+                                                const fit_buffers<T>& buf, bool gram, const descent_params<T>& p,
+                                                const std::function<void(const fit_progress&)>& progress) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   const T* const A = buf.A.get();
@@ -138,13 +164,10 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         cudaMemcpyAsync(&running_host, buf.running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     done += batch;
+    if (progress) { progress(progress_of(read_states(policy, buf, N), done)); }
   }
   FUSEKIT_CUBLAS_TRY(cublasSetStream(h, stream));
-  std::vector<descent_state<T>> result(static_cast<std::size_t>(N));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(result.data(), buf.states.get(), result.size() * sizeof(descent_state<T>),
-                                   cudaMemcpyDeviceToHost, stream));
-  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return result;
+  return read_states(policy, buf, N);
 }
 
 /// Whether the single-launch path fits: A and one output's state, beside the
@@ -261,10 +284,15 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
                                      report.outputs.size() * sizeof(output_report), cudaMemcpyDeviceToHost, stream));
   } else {
-    auto const states = cublas_iterations<T>(policy, tuning, h, X, Y, W, buf, gram, p);
+    auto const states = cublas_iterations<T>(policy, tuning, h, X, Y, W, buf, gram, p, o.progress);
     for (std::size_t n = 0; n < states.size(); ++n) { report.outputs[n] = states[n].report; }
   }
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  if (single && o.progress) {  // one launch: the only host check is the end
+    fit_progress end;
+    end.iteration = report.most_iterations();
+    o.progress(end);
+  }
   return report;
 }
 

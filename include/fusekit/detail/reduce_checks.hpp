@@ -5,6 +5,7 @@
 /// rules at compile time, then the views (non-null, aligned, one size, out
 /// apart from every input) before anything runs.
 
+#include <fusekit/detail/atomic_op.hpp>
 #include <fusekit/detail/numeric.hpp>
 #include <fusekit/detail/reduce_source.hpp>
 #include <fusekit/detail/validate.hpp>

@@ -120,6 +120,8 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                                              "; it must be at least 1");
   FUSEKIT_EXPECTS(o.stall_window >= 1, std::string(f) + ": stall_window is " + std::to_string(o.stall_window) +
                                            "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.progress_every >= 1, std::string(f) + ": progress_every is " + std::to_string(o.progress_every) +
+                                             "; it must be at least 1");
   FUSEKIT_EXPECTS(o.method == gd_method::plain || o.method == gd_method::nesterov,
                   std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
                       ", not a gd_method (plain or nesterov)");
