@@ -183,12 +183,32 @@ Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulat
   }
 }
 
+/// `transform_reduce` over containers as well as spans (see the container
+/// `transform` for the memory rule): `transform_reduce(policy, algorithm,
+/// accumulate_in<Acc>{}, op, a, b)` with `a`, `b` vectors or device vectors.
+template <class Policy, class Acc, class Op, class... InR,
+          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
+Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op, InR&&... ins) {
+  if constexpr (detail::memory_usable<Policy, InR...>()) {
+    return transform_reduce(policy, algorithm, accumulate_in<Acc>{}, op, detail::const_view_of(ins)...);
+  } else {
+    return Acc{};
+  }
+}
+
 /// Σ op(ins[i]...) as a host value by the deterministic tree, in the
 /// accumulator of op's result type. With `fusekit::cuda` this synchronizes.
 template <class Policy, class Op, class... Ins>
 auto transform_reduce(const Policy& policy, Op op, ::cuda::std::span<Ins>... ins) {
   using R = std::decay_t<decltype(op(std::declval<std::remove_cv_t<Ins>&>()...))>;
   return transform_reduce(policy, reduce_algorithm::deterministic, accumulate_in<accumulator_t<R>>{}, op, ins...);
+}
+
+/// ... over containers as well as spans.
+template <class Policy, class Op, class... InR,
+          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
+auto transform_reduce(const Policy& policy, Op op, InR&&... ins) {
+  return transform_reduce(policy, op, detail::const_view_of(ins)...);
 }
 
 }  // namespace fusekit
