@@ -37,6 +37,24 @@ def _save(fig, folder, name):
     return paths
 
 
+def _line_plot(plt, folder, name, series, style, xlabel, ylabel, title, log_y):
+    """One figure of lines against n (log2 axis), saved as PNG and SVG."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for label, pts in sorted(series.items()):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style(label), label=label)
+    ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    written = _save(fig, folder, name)
+    plt.close(fig)
+    return written
+
+
 def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train):
     """Draws every figure the data allows; returns the files written."""
     try:
@@ -61,18 +79,10 @@ def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train
             return None
         series = _series(elementwise + peers_layer, backend, layer)
         if series:
-            fig, ax = plt.subplots(figsize=(7, 4.2))
-            for label, pts in sorted(series.items()):
-                style = "-o" if label.startswith("fusekit") else ("--" if "copy" in label else ":s")
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("n (elements)")
-            ax.set_ylabel("GB/s (minimum traffic)")
-            ax.set_title(f"Hidden layer tanh((grey/255)·w), float32, {backend.upper()}")
-            ax.legend(fontsize=8)
-            ax.grid(True, alpha=0.3)
-            written += _save(fig, folder, f"{backend}_hidden_layer_bandwidth")
-            plt.close(fig)
+            written += _line_plot(plt, folder, f"{backend}_hidden_layer_bandwidth", series,
+                                  lambda label: "-o" if label.startswith("fusekit") else ("--" if "copy" in label else ":s"),
+                                  "n (elements)", "GB/s (minimum traffic)",
+                                  f"Hidden layer tanh((grey/255)·w), float32, {backend.upper()}", log_y=False)
 
         # Sums: relative error against n, float input in float.
         def err(prefix):
@@ -83,18 +93,9 @@ def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train
             return keep
         series = {**_series(reduce, backend, err("fusekit ")), **_series(peers_sum, backend, err(""))}
         if series:
-            fig, ax = plt.subplots(figsize=(7, 4.2))
-            for label, pts in sorted(series.items()):
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("n (values)")
-            ax.set_ylabel("|sum − exact| / |exact|")
-            ax.set_title(f"Sum of float32 values, {backend.upper()}: error of each algorithm")
-            ax.legend(fontsize=8)
-            ax.grid(True, alpha=0.3)
-            written += _save(fig, folder, f"{backend}_sum_error")
-            plt.close(fig)
+            written += _line_plot(plt, folder, f"{backend}_sum_error", series, lambda label: "-o", "n (values)",
+                                  "|sum − exact| / |exact|",
+                                  f"Sum of float32 values, {backend.upper()}: error of each algorithm", log_y=True)
 
         # Trainer: time to tolerance per shape (plain descent, float64).
         rows = {}
