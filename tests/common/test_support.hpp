@@ -51,6 +51,20 @@ double ulp_error(T y, long double ref) {
   return static_cast<double>(std::fabs(static_cast<long double>(y) - ref) / std::ldexp(1.0L, ulp_exp));
 }
 
+/// Σ x in long double (each value converted as fusekit converts it), and Σ|x| into *abs_sum.
+template <class T>
+long double exact_sum(const std::vector<T>& x, long double* abs_sum = nullptr) {
+  long double s = 0;
+  long double a = 0;
+  for (const T& v : x) {
+    auto const d = static_cast<long double>(fusekit::detail::convert<double>(v));
+    s += d;
+    a += fabsl(d);
+  }
+  if (abs_sum != nullptr) { *abs_sum = a; }
+  return s;
+}
+
 }  // namespace fusekit::test
 
 /// First statement of a GPU test.

@@ -24,6 +24,7 @@ namespace {
 
 using ::cuda::std::span;
 using fusekit::reduce_algorithm;
+using fusekit::test::exact_sum;
 using fusekit::test::signed_values;
 using fusekit::test::uniform01;
 
@@ -57,19 +58,6 @@ Acc reference_tree(const std::vector<T>& x) {
     level.swap(next);
   }
   return level[0];
-}
-
-template <class T>
-long double exact_sum(const std::vector<T>& x, long double* abs_sum = nullptr) {
-  long double s = 0;
-  long double a = 0;
-  for (const T& v : x) {
-    auto const d = static_cast<long double>(fusekit::detail::convert<double>(v));
-    s += d;
-    a += fabsl(d);
-  }
-  if (abs_sum != nullptr) { *abs_sum = a; }
-  return s;
 }
 
 template <class Acc>

@@ -54,13 +54,8 @@ long double gpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
 template <class T, class Acc>
 void check_algorithms(std::size_t n, std::uint32_t seed) {
   auto const x = signed_values<T>(n, seed);
-  long double exact = 0;
   long double abs_sum = 0;
-  for (const T& v : x) {
-    auto const d = static_cast<long double>(fusekit::detail::convert<double>(v));
-    exact += d;
-    abs_sum += fabsl(d);
-  }
+  long double const exact = fusekit::test::exact_sum(x, &abs_sum);
   device_buffer<T> d(x);
   for (auto a : fusekit::all_reduce_algorithms) {
     Acc const got = gpu_sum<Acc>(d, a);
