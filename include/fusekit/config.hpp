@@ -36,6 +36,18 @@
 #define FUSEKIT_FORCEINLINE inline
 #endif
 
+// Whether the CUDA toolkit's own headers (cuda_runtime_api.h, cuda_fp16.h) are
+// reachable. nvcc always has them. A host compiler has them when the toolkit's
+// include directory is on its path; given CCCL's headers alone, fusekit.hpp
+// still offers the whole CPU backend, without the half types, and
+// fusekit::cuda is only declared, so that using it says what to do.
+#if defined(FUSEKIT_HAS_CUDA_HEADERS)
+#elif defined(__CUDACC__) || __has_include(<cuda_runtime_api.h>)
+#define FUSEKIT_HAS_CUDA_HEADERS 1
+#else
+#define FUSEKIT_HAS_CUDA_HEADERS 0
+#endif
+
 #if defined(_OPENMP)
 #define FUSEKIT_HAS_OPENMP 1
 #else

@@ -18,7 +18,9 @@
 
 #include <fusekit/config.hpp>
 
+#if FUSEKIT_HAS_CUDA_HEADERS
 #include <cuda_runtime_api.h>
+#endif
 
 #include <cstdio>
 #include <stdexcept>
@@ -35,20 +37,23 @@ class invalid_argument : public std::invalid_argument {
 /// A CUDA runtime call, or a call of a CUDA library (cuBLAS), failed.
 class cuda_error : public std::runtime_error {
  public:
+#if FUSEKIT_HAS_CUDA_HEADERS
   /// A CUDA runtime call returned `code`.
   cuda_error(cudaError_t code, const char* call, const char* file, int line)
       : std::runtime_error(format("CUDA", cudaGetErrorName(code), cudaGetErrorString(code), call, file, line)),
-        code_(code) {}
+        code_(static_cast<int>(code)) {}
+#endif
 
   /// A call of CUDA library `library` ("cuBLAS") returned `status`, named `status_name`.
   cuda_error(const char* library, int status, const char* status_name, const char* description, const char* call,
              const char* file, int line)
       : std::runtime_error(format(library, status_name, description, call, file, line)),
-        code_(cudaErrorUnknown),
         library_status_(status) {}
 
+#if FUSEKIT_HAS_CUDA_HEADERS
   /// The CUDA runtime's error code; `cudaErrorUnknown` when a library call failed.
-  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  [[nodiscard]] cudaError_t code() const noexcept { return static_cast<cudaError_t>(code_); }
+#endif
   /// The library's status code when a library call failed (e.g. a `cublasStatus_t`), else 0.
   [[nodiscard]] int library_status() const noexcept { return library_status_; }
 
@@ -58,7 +63,7 @@ class cuda_error : public std::runtime_error {
     return std::string("fusekit: ") + library + " call '" + call + "' failed at " + file + ":" +
            std::to_string(line) + ": " + name + " (" + description + ")";
   }
-  cudaError_t code_;
+  int code_ = 999;  // cudaErrorUnknown
   int library_status_ = 0;
 };
 

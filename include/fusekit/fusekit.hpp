@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Umbrella header for host compilers (g++ alone, with the CCCL and CUDA include
-/// directories): functors, policies, errors and the CPU backend. Include
-/// `fusekit/fusekit.cuh` from nvcc for the GPU algorithms too.
+/// Umbrella header for host compilers (g++ alone): functors, policies, errors
+/// and the CPU backend. It needs CCCL's headers; the CUDA toolkit's include
+/// directory adds the half types (config.hpp, FUSEKIT_HAS_CUDA_HEADERS).
+/// Include `fusekit/fusekit.cuh` from nvcc for the GPU algorithms too.
 
 #include <fusekit/config.hpp>
 #include <fusekit/elementwise.hpp>

@@ -26,8 +26,15 @@
 #include <fusekit/error.hpp>
 #include <fusekit/tuning.hpp>
 
+#if FUSEKIT_HAS_CUDA_HEADERS
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#else
+// The CUDA runtime's own declaration (driver_types.h), repeated so that the
+// policy type exists for a host compiler that has CCCL's headers alone.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+#endif
 
 #include <cstddef>
 #include <cstdio>
@@ -37,6 +44,7 @@
 
 namespace fusekit {
 
+#if FUSEKIT_HAS_CUDA_HEADERS
 namespace detail {
 template <class R, class = void>
 struct is_async_resource : std::false_type {};
@@ -50,6 +58,7 @@ struct is_async_resource<
                                            std::declval<::cuda::stream_ref>())),
                                        void>>> : std::true_type {};
 }  // namespace detail
+#endif
 
 /// A non-owning reference to a stream-ordered device memory resource: any
 /// object with the `cuda::mr` async-resource interface
@@ -64,6 +73,7 @@ class memory_resource_ref {
  public:
   constexpr memory_resource_ref() noexcept = default;
 
+#if FUSEKIT_HAS_CUDA_HEADERS
   template <class R, std::enable_if_t<detail::is_async_resource<R>::value &&
                                           !std::is_same_v<std::remove_cv_t<R>, memory_resource_ref>,
                                       int> = 0>
@@ -94,10 +104,13 @@ class memory_resource_ref {
     }
   }
 
+#endif
+
   /// Whether this is the default (`cudaMallocAsync`).
   [[nodiscard]] bool is_default() const noexcept { return object_ == nullptr; }
 
  private:
+#if FUSEKIT_HAS_CUDA_HEADERS
   template <class R>
   static void* allocate_with(void* r, std::size_t bytes, std::size_t alignment, cudaStream_t s) {
     return static_cast<R*>(r)->allocate_async(bytes, alignment, ::cuda::stream_ref(s));
@@ -106,6 +119,7 @@ class memory_resource_ref {
   static void deallocate_with(void* r, void* p, std::size_t bytes, std::size_t alignment, cudaStream_t s) {
     static_cast<R*>(r)->deallocate_async(p, bytes, alignment, ::cuda::stream_ref(s));
   }
+#endif
 
   void* object_ = nullptr;
   void* (*allocate_)(void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
@@ -122,7 +136,9 @@ struct cuda {
 
   constexpr cuda() noexcept = default;
   constexpr cuda(cudaStream_t s, memory_resource_ref m = {}) noexcept : stream(s), memory(m) {}  // NOLINT
+#if FUSEKIT_HAS_CUDA_HEADERS
   cuda(::cuda::stream_ref s, memory_resource_ref m = {}) noexcept : stream(s.get()), memory(m) {}  // NOLINT
+#endif
 
   /// This policy with the caller's tuning in place of the device's (tuning.hpp).
   [[nodiscard]] constexpr cuda with(const fusekit::tuning& t) const noexcept {
@@ -138,15 +154,21 @@ struct cpu {
   int threads = 0;
 };
 
-/// Number of CUDA devices usable by this process; 0 when there is none or no
-/// driver (`cudaGetDeviceCount` fails and leaves its output unwritten then).
+/// Number of CUDA devices usable by this process; 0 when there is none, when
+/// there is no driver (`cudaGetDeviceCount` fails and leaves its output
+/// unwritten then), or when the file was compiled without the CUDA toolkit's
+/// headers.
 inline int cuda_device_count() noexcept {
+#if !FUSEKIT_HAS_CUDA_HEADERS
+  return 0;  // built without the CUDA runtime: no device is usable from here
+#else
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
   return count;
+#endif
 }
 
 /// Whether a CUDA device is present (the examples pick their policy with it).

@@ -2,11 +2,14 @@
 #pragma once
 /// \file
 /// Device-side launch helpers: 64-bit thread indices for grid-stride loops; on
-/// the host, the resident grid of a kernel (from the occupancy calculator,
-/// cached per device, kernel and block shape) and the one launch path every
-/// fusekit kernel takes.
+/// the host, the device's attributes (queried once per device), the resident
+/// grid of a kernel (from the occupancy calculator, cached per device, kernel
+/// and block shape) and the one launch path every fusekit kernel takes.
 
 #include <fusekit/detail/launch.hpp>
+#include <fusekit/error.hpp>
+#include <fusekit/policy.hpp>
+#include <fusekit/tuning.hpp>
 
 #include <cuda_runtime.h>
 
@@ -19,6 +22,48 @@
 
 namespace fusekit {
 namespace detail {
+
+/// What fusekit's launches need to know of a device.
+struct device_attributes {
+  int sm_count = 0;
+  int max_shared_per_block_optin = 0;  ///< bytes of shared memory a block may opt in to
+  int major = 0;                       ///< compute capability
+  int minor = 0;
+};
+
+/// The current device's index.
+inline int current_device() {
+  int device = 0;
+  FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
+  return device;
+}
+
+/// `device`'s attributes, queried on first use and cached for the process.
+inline device_attributes attributes_of(int device) {
+  static std::mutex mutex;
+  static std::map<int, device_attributes> cache;
+  std::lock_guard<std::mutex> const lock(mutex);
+  auto const it = cache.find(device);
+  if (it != cache.end()) { return it->second; }
+  device_attributes a;
+  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.sm_count, cudaDevAttrMultiProcessorCount, device));
+  FUSEKIT_CUDA_TRY(
+      cudaDeviceGetAttribute(&a.max_shared_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.major, cudaDevAttrComputeCapabilityMajor, device));
+  FUSEKIT_CUDA_TRY(cudaDeviceGetAttribute(&a.minor, cudaDevAttrComputeCapabilityMinor, device));
+  cache.emplace(device, a);
+  return a;
+}
+
+/// Multiprocessors of the current device.
+inline int current_sm_count() { return attributes_of(current_device()).sm_count; }
+
+/// The tuning a GPU call runs with: the caller's, or the current device's row of `tuning_for`.
+inline tuning tuning_of(const cuda& policy) {
+  if (policy.tuned) { return policy.tune; }
+  device_attributes const a = attributes_of(current_device());
+  return tuning_for(a.major, a.minor);
+}
 
 /// This thread's index in the grid, 64-bit (no overflow past 2^31 threads·iterations).
 __device__ inline std::int64_t global_thread_id() {

@@ -7,7 +7,9 @@
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 
+#if FUSEKIT_HAS_CUDA_HEADERS
 #include <cuda_runtime_api.h>
+#endif
 
 #include <cstddef>
 #include <utility>
@@ -16,6 +18,7 @@
 namespace fusekit {
 namespace detail {
 
+#if FUSEKIT_HAS_CUDA_HEADERS
 /// n values of T in device memory from a policy's resource, zeroed in stream
 /// order; given back in stream order. Movable, not copyable.
 template <class T>
@@ -53,6 +56,7 @@ class device_array {
   std::size_t n_ = 0;
   T* data_ = nullptr;
 };
+#endif
 
 /// Where a model's weights live: a host vector for the CPU, device memory for the GPU.
 template <class T, class Policy>
@@ -64,12 +68,14 @@ struct weights_storage<T, cpu> {
   [[nodiscard]] T* data() { return values.data(); }
   [[nodiscard]] const T* data() const { return values.data(); }
 };
+#if FUSEKIT_HAS_CUDA_HEADERS
 template <class T>
 struct weights_storage<T, cuda> {
   device_array<T> values;
   weights_storage(const cuda& policy, std::size_t n) : values(policy, n) {}
   [[nodiscard]] T* data() const { return values.data(); }
 };
+#endif
 
 }  // namespace detail
 }  // namespace fusekit

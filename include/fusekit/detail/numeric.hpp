@@ -17,8 +17,10 @@
 #include <fusekit/config.hpp>
 
 #include <cuda/std/limits>
+#if FUSEKIT_HAS_CUDA_HEADERS
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -27,9 +29,21 @@
 namespace fusekit {
 namespace detail {
 
+#if FUSEKIT_HAS_CUDA_HEADERS
+using half_t = __half;
+using bfloat16_t = __nv_bfloat16;
+#else
+// Without the CUDA toolkit's headers (a host compiler given CCCL's alone) there
+// are no half types: these incomplete stand-ins match no element type.
+struct half_unavailable;
+struct bfloat16_unavailable;
+using half_t = half_unavailable;
+using bfloat16_t = bfloat16_unavailable;
+#endif
+
 template <class T>
 inline constexpr bool is_half_type_v =
-    std::is_same_v<std::remove_cv_t<T>, __half> || std::is_same_v<std::remove_cv_t<T>, __nv_bfloat16>;
+    std::is_same_v<std::remove_cv_t<T>, half_t> || std::is_same_v<std::remove_cv_t<T>, bfloat16_t>;
 
 template <class T>
 inline constexpr bool is_integer_element_v =
@@ -72,7 +86,7 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE float double_to_float(double x) {
 /// float first, 1 + 2^-11 + 2^-40 would round to 1 instead of 1 + 2^-10).
 template <class H, class F>
 FUSEKIT_HD FUSEKIT_FORCEINLINE H to_half_type(F x) {
-  constexpr bool half = std::is_same_v<H, __half>;
+  constexpr bool half = std::is_same_v<H, half_t>;
   if constexpr (std::is_same_v<F, float>) {
     if constexpr (half) { return __float2half_rn(x); } else { return __float2bfloat16_rn(x); }
   } else if constexpr (std::is_same_v<F, double>) {
@@ -96,9 +110,9 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE To convert(From x) {
   using F = std::remove_cv_t<From>;
   if constexpr (std::is_same_v<F, To>) {
     return x;
-  } else if constexpr (std::is_same_v<F, __half>) {
+  } else if constexpr (std::is_same_v<F, half_t>) {
     return convert<To>(__half2float(x));
-  } else if constexpr (std::is_same_v<F, __nv_bfloat16>) {
+  } else if constexpr (std::is_same_v<F, bfloat16_t>) {
     return convert<To>(__bfloat162float(x));
   } else if constexpr (is_half_type_v<To>) {
     return to_half_type<To>(x);
@@ -129,9 +143,9 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE bool is_finite(T x) {
     return (bit_cast<std::uint32_t>(x) & 0x7f800000u) != 0x7f800000u;
   } else if constexpr (std::is_same_v<U, double>) {
     return (bit_cast<std::uint64_t>(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
-  } else if constexpr (std::is_same_v<U, __half>) {
+  } else if constexpr (std::is_same_v<U, half_t>) {
     return (bit_cast<std::uint16_t>(x) & 0x7c00u) != 0x7c00u;
-  } else if constexpr (std::is_same_v<U, __nv_bfloat16>) {
+  } else if constexpr (std::is_same_v<U, bfloat16_t>) {
     return (bit_cast<std::uint16_t>(x) & 0x7f80u) != 0x7f80u;
   } else {
     static_assert(std::is_integral_v<U>, "fusekit::detail::is_finite: float, double, half types or integers");
