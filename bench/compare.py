@@ -3,9 +3,10 @@
 """fusekit side by side with the stacks its users come from.
 
     python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only] [--csv] [--plot]
+    python3 bench/compare.py --merge-peers FOLDER FILE    (peer_*.json of FOLDER into one FILE)
 
 Reads fusekit's Google Benchmark JSON in RESULTS_DIR (elementwise_bench.json,
-reduce_bench.json, train_bench.json; with --build, runs the bench binaries of
+reduce_bench.json, train_bench.json, host_pipeline_bench.json; with --build, runs the bench binaries of
 BUILD_DIR/bench first), runs the Python peers in bench/peers with --run-peers
 (peer_*.json; a stack that is not installed is skipped with a line), and prints
 one table per task: size, fusekit's time, each peer's time, the ratio
@@ -22,14 +23,30 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-FUSEKIT = {"elementwise": "elementwise_bench", "sum": "reduce_bench", "train": "train_bench"}
-PEERS = {"elementwise": "hidden_layer", "sum": "sum", "train": "train"}
+FUSEKIT = {"elementwise": "elementwise_bench", "sum": "reduce_bench", "train": "train_bench",
+           "host": "host_pipeline_bench"}
+PEERS = {"elementwise": "hidden_layer", "sum": "sum", "train": "train", "host": "host_pipeline"}
 
 
 def load(path):
+    """The runs of a Google Benchmark JSON file; a peer_<task>.json that is missing
+    is looked up in peers.json next to it (the GPU check's one file for every peer)."""
     if not path.exists():
-        return []
-    return [b for b in json.loads(path.read_text()).get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+        merged = path.parent / "peers.json"
+        task = path.stem[len("peer_"):] if path.stem.startswith("peer_") else None
+        if task is None or not merged.exists():
+            return []
+        data = json.loads(merged.read_text()).get(task, {})
+    else:
+        data = json.loads(path.read_text())
+    return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+
+
+def merge_peers(folder, target):
+    """Writes every peer_<task>.json of `folder` into one file, a section per task."""
+    merged = {f.stem[len("peer_"):]: json.loads(f.read_text()) for f in sorted(pathlib.Path(folder).glob("peer_*.json"))}
+    pathlib.Path(target).write_text(json.dumps(merged, indent=1))
+    return 0
 
 
 def micros(b):
@@ -146,6 +163,40 @@ def train_tables(fk, peers):
     return out
 
 
+def host_tables(fk, peers):
+    """Host-resident data: fusekit's one call against the sequential version, the peers and the bus."""
+    out = []
+    for task, dtype, both, mine, others in (
+            ("layer", "layer", "both", ["fused_pinned", "fused_pageable"],
+             ["sequential_pinned", "sequential_pageable"]),
+            ("sum", "f32", "h2d", ["sum_pinned", "sum_pageable"], ["sum_sequential_pinned"])):
+        sizes = sorted({int(k[3]) for k in fk if k[0] == "host" and k[1] == mine[0]})
+        if not sizes:
+            continue
+        names = sorted({k[1] for k in peers if k[0] == "host" and k[2] == dtype})
+        header = ["n", f"roofline ({both})"] + [h for m in mine for h in (m, "of roofline")] + \
+                 [h for o in others + names for h in (o, "ratio")]
+        rows = []
+        for n in sizes:
+            roof = fk.get(("host", both, dtype if both == "both" else "f32", str(n)))
+            first = fk.get(("host", mine[0], dtype, str(n)))
+            row = [n, fmt_time(micros(roof)) if roof else "-"]
+            for m in mine:
+                b = fk.get(("host", m, dtype, str(n)))
+                row += [fmt_time(micros(b)), roofline_pct(b, roof)] if b else ["-", "-"]
+            for o in others:
+                b = fk.get(("host", o, dtype, str(n)))
+                row += [fmt_time(micros(b)), f"{micros(b) / micros(first):.2f}x"] if b and first else ["-", "-"]
+            for p in names:
+                b = peers.get(("host", p, dtype, str(n)))
+                row += [fmt_time(micros(b)), f"{micros(b) / micros(first):.2f}x"] if b and first else ["-", "-"]
+            rows.append(row)
+        title = ("Hidden layer on host data (uint8 + float32 in, float32 out; 9 bytes per element over the bus)"
+                 if task == "layer" else "Deterministic sum on host data (float32; 4 bytes per element over the bus)")
+        out += table(f"{title}: host-to-host times; ratio = time / fusekit {mine[0]} time", header, rows)
+    return out
+
+
 def arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -159,6 +210,8 @@ def arguments(argv):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--merge-peers":
+        return merge_peers(argv[2], argv[3])
     args = arguments(argv)
     results = pathlib.Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
@@ -178,7 +231,8 @@ def main(argv):
             print(f"running peers: {script}", file=sys.stderr, flush=True)
             subprocess.run(cmd, check=False)
     lines = []
-    for task, make in (("elementwise", elementwise_tables), ("sum", sum_tables), ("train", train_tables)):
+    for task, make in (("elementwise", elementwise_tables), ("sum", sum_tables), ("train", train_tables),
+                       ("host", host_tables)):
         fk = index(load(results / f"{FUSEKIT[task]}.json"))
         peers = index(load(results / f"peer_{PEERS[task]}.json"))
         if not fk:

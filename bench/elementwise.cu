@@ -36,15 +36,6 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
   }
 }
 
-// Greyscales uniform in {0, ..., 254}; weights N(0.5, 0.1) (bench_util.cuh).
-template <class G>
-__global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
-  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
-    grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
-    w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
-  }
-}
-
 void BM_gpu_copy(benchmark::State& state) {
   std::int64_t const n = state.range(0);
   device_buffer<float> in(n), out(n);
@@ -66,7 +57,7 @@ void BM_gpu_layer(benchmark::State& state) {
   std::int64_t const n = state.range(0);
   device_buffer<G> grey(n);
   device_buffer<float> w(n), out(n);
-  fill_layer_inputs<<<1024, 256>>>(grey.data(), w.data(), n);
+  fusekit::bench::fill_layer_inputs<<<1024, 256>>>(grey.data(), w.data(), n);
   FUSEKIT_CHECK_LAUNCH();
   fusekit::bench::l2_flush const flush;
   double seconds = 0;

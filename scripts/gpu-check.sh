@@ -5,9 +5,9 @@
 #
 #   build     configure for sm_90 and build tests, benches and examples
 #   test      every test and example but the CPU-only build checks (GPU cases run)
-#   bench     the three benches, short (--benchmark_min_time=0.05), JSON out
+#   bench     the four benches, short (--benchmark_min_time=0.05), JSON out
 #   sanitize  compute-sanitizer memcheck and racecheck on a chosen subset of GPU tests
-#   peers     NumPy, Numba, CuPy and PyTorch on the same tasks, then the tables
+#   peers     NumPy, Numba, CuPy and PyTorch on the same tasks (host data too), then the tables
 #
 #   scripts/gpu-check.sh [--out DIR] [--bundle DIR] [--only STAGE,...] [--budget SECONDS]
 #                        [--hide-system-packages]
@@ -25,7 +25,9 @@
 # At most 8 files, written as each stage ends, so a run stopped at its limit
 # still returns what it did: summary.txt (machine, stage times, tests,
 # sanitizers, tables), log.txt (everything), elementwise_bench.json,
-# reduce_bench.json, train_bench.json and peer_{hidden_layer,sum,train}.json.
+# reduce_bench.json, train_bench.json, host_pipeline_bench.json and peers.json
+# (every peer's results, one section per task; compare.py reads it as it reads
+# peer_<task>.json).
 # Commit them under bench/results/<date>_<gpu>/. README.md gives the exact call.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -176,7 +178,7 @@ fi
 if wants bench && ((built)) && has_time bench; then
   begin bench
   bench_rc=0
-  for b in elementwise_bench reduce_bench train_bench; do
+  for b in elementwise_bench reduce_bench train_bench host_pipeline_bench; do
     [ "$b" = train_bench ] && cap=150 || cap=60
     "$build/bench/$b" --help >/dev/null 2>&1 || { say "bench $b: not built"; bench_rc=1; continue; }
     timeout "$(allow $cap)" "$build/bench/$b" --benchmark_min_time=0.05 --benchmark_out="$out/$b.json" \
@@ -199,9 +201,10 @@ if wants sanitize && ((built)) && has_time sanitize; then
       [elementwise_gpu_test]="GpuTransform.FusedEqualsUnfusedBitForBit:GpuTransform.FourInputsWithADeviceLambdaInPlace:GpuTransform.GraphCapturedCallReplays"
       [reduce_gpu_test]="GpuSum.IntegersExactAndEmptyIsZero:GpuSum.SpecialValuesPropagate:GpuTransformReduce.*:GpuReduce.IntegerMinMaxWithAtomics"
       [train_gpu_test]="GpuFit.ShortFitOnBothPathsForTheSanitizers:GpuPredict.*:CudaResources.WorkspaceOverloadsAllocateNothing"
+      [host_data_gpu_test]="HostData.ShortPipelineForTheSanitizers"
     )
     for tool in memcheck racecheck; do
-      for bin in elementwise_gpu_test reduce_gpu_test train_gpu_test; do
+      for bin in elementwise_gpu_test reduce_gpu_test train_gpu_test host_data_gpu_test; do
         [ "$tool" = racecheck ] && [ "$bin" = elementwise_gpu_test ] && continue  # no shared memory there
         echo "=== $tool $bin" >> "$log"
         timeout "$(allow 30)" compute-sanitizer --tool "$tool" --error-exitcode 3 "$build/tests/$bin" \
@@ -222,12 +225,13 @@ if wants peers && has_time peers; then
   begin peers
   peers_rc=0
   # Each peer writes its JSON run by run, so one stopped by its limit keeps what it measured.
-  for p in hidden_layer sum train; do
+  for p in hidden_layer sum train host_pipeline; do
     extra=()
     [ "$p" = train ] && extra=(--budget 3)  # seconds per fit: long loops compare per iteration
-    timeout "$(allow 90)" python3 "bench/peers/$p.py" --out "$out/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
+    timeout "$(allow 90)" python3 "bench/peers/$p.py" --out "$tmp/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
     rc=$?
-    runs=$(grep -c '"run_type"' "$out/peer_$p.json" 2>/dev/null || echo 0)
+    python3 bench/compare.py --merge-peers "$tmp" "$out/peers.json" >> "$log" 2>&1
+    runs=$(grep -c '"run_type"' "$tmp/peer_$p.json" 2>/dev/null || echo 0)
     say "peer $p: $([ $rc -eq 0 ] && echo ok || echo "rc $rc$([ $rc -eq 124 ] && echo ', out of time')"), $runs runs$([ "$runs" -gt 0 ] || echo ' (see log.txt: a stack missing?)')"
     [ $rc -eq 0 ] || peers_rc=1
   done

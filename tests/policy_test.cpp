@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -52,6 +53,41 @@ TEST(Policy, CarriesAnAsyncResourceByReference) {
   EXPECT_FALSE(r.calls[1].allocate);
   EXPECT_EQ(r.calls[1].p, p);
   EXPECT_EQ(r.calls[1].stream, stream);
+}
+
+// A synchronous host resource, as the pinned staging buffers take it.
+struct recording_host_resource {
+  std::vector<std::size_t> allocated, deallocated;
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    allocated.push_back(bytes);
+    return std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
+  }
+  void deallocate(void* p, std::size_t bytes, std::size_t) {
+    deallocated.push_back(bytes);
+    std::free(p);
+  }
+};
+
+TEST(Policy, CarriesAPinnedResourceByReference) {
+  recording_host_resource h;
+  fusekit::cuda const policy{nullptr, {}, h};
+  EXPECT_TRUE(policy.memory.is_default());
+  EXPECT_FALSE(policy.pinned.is_default());
+  void* p = policy.pinned.allocate(4096, 256);
+  policy.pinned.deallocate(p, 4096, 256);
+  EXPECT_EQ(h.allocated, std::vector<std::size_t>{4096});
+  EXPECT_EQ(h.deallocated, std::vector<std::size_t>{4096});
+  EXPECT_TRUE(fusekit::cuda{}.pinned.is_default());
+  static_assert(std::is_constructible_v<fusekit::pinned_resource_ref, recording_host_resource&>);
+  static_assert(!std::is_constructible_v<fusekit::pinned_resource_ref, recording_resource&>,
+                "a stream-ordered resource is not a pinned host resource");
+  static_assert(!std::is_constructible_v<fusekit::pinned_resource_ref, not_a_resource&>);
+  // The pipeline's tuning travels with the policy too.
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  EXPECT_EQ(t.pipeline.chunk_bytes, std::int64_t{4} << 20);
+  EXPECT_EQ(t.pipeline.depth, 4);
+  t.pipeline.depth = 2;
+  EXPECT_EQ(policy.with(t).tune.pipeline.depth, 2);
 }
 
 TEST(Policy, DefaultsAndWhatConverts) {

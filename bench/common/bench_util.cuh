@@ -5,6 +5,7 @@
 // the same run.
 
 #include <fusekit/config.hpp>
+#include <fusekit/cuda/launch.cuh>
 #include <fusekit/detail/random.hpp>
 #include <fusekit/error.hpp>
 
@@ -126,6 +127,15 @@ __host__ __device__ inline double standard_normal(std::uint64_t i, std::uint32_t
 __host__ __device__ inline std::uint32_t greyscale_at(std::uint64_t i) { return hash32(i, 1) % 255u; }
 __host__ __device__ inline float weight_at(std::uint64_t i) {
   return static_cast<float>(0.5 + 0.1 * standard_normal(i, 2));
+}
+
+/// Fills the layer's inputs on the device: greyscale_at(i) and weight_at(i).
+template <class G>
+__global__ void fill_layer_inputs(G* grey, float* w, std::int64_t n) {
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
+    grey[i] = static_cast<G>(greyscale_at(static_cast<std::uint64_t>(i)));
+    w[i] = weight_at(static_cast<std::uint64_t>(i));
+  }
 }
 
 /// Keeps `value` alive for the optimizer. Google Benchmark's DoNotOptimize on a

@@ -11,7 +11,9 @@
 /// * `fusekit::cuda{stream, memory}` — runs on the current CUDA device,
 ///   asynchronously on `stream` (a `cudaStream_t` or `cuda::stream_ref`; default:
 ///   the legacy default stream). Temporaries come from `memory` in stream order
-///   (default: `cudaMallocAsync`); a call allocates through nothing else. A call
+///   (default: `cudaMallocAsync`), and the staging buffers of calls on pageable
+///   host memory from `pinned` (default: a cache of pinned buffers that calls
+///   reuse); a call allocates through nothing else. A call
 ///   never synchronizes unless it returns a host value and says so. Device
 ///   attributes and occupancy are queried once per device and kernel, and the
 ///   trainer's cuBLAS handle is cached per device and host thread. Launch
@@ -56,6 +58,15 @@ struct is_async_resource<
                         std::is_same_v<decltype(std::declval<R&>().deallocate_async(
                                            std::declval<void*>(), std::size_t{}, std::size_t{},
                                            std::declval<::cuda::stream_ref>())),
+                                       void>>> : std::true_type {};
+
+template <class R, class = void>
+struct is_host_resource : std::false_type {};
+template <class R>
+struct is_host_resource<
+    R, std::enable_if_t<std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
+                        std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{},
+                                                                              std::size_t{})),
                                        void>>> : std::true_type {};
 }  // namespace detail
 #endif
@@ -126,18 +137,77 @@ class memory_resource_ref {
   void (*deallocate_)(void*, void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
 };
 
+/// A non-owning reference to a synchronous resource of page-locked (pinned)
+/// host memory: any object with
+///
+///     void* allocate(std::size_t bytes, std::size_t alignment);
+///     void  deallocate(void* p, std::size_t bytes, std::size_t alignment);
+///
+/// (e.g. `cuda::mr::pinned_memory_resource`, `rmm::mr::pinned_host_memory_resource`).
+/// The staging buffers of calls on pageable host memory come from it.
+/// Default-constructed: fusekit's own cache of `cudaHostAlloc` buffers, kept for
+/// the process and reused from call to call.
+class pinned_resource_ref {
+ public:
+  constexpr pinned_resource_ref() noexcept = default;
+
+#if FUSEKIT_HAS_CUDA_HEADERS
+  template <class R, std::enable_if_t<detail::is_host_resource<R>::value &&
+                                          !std::is_same_v<std::remove_cv_t<R>, pinned_resource_ref>,
+                                      int> = 0>
+  pinned_resource_ref(R& resource) noexcept  // NOLINT: implicit, like memory_resource_ref
+      : object_(&resource), allocate_(&allocate_with<R>), deallocate_(&deallocate_with<R>) {}
+
+  /// `bytes` of pinned host memory from the caller's resource (not for the default).
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment) const {
+    return allocate_(object_, bytes, alignment);
+  }
+  /// Gives back what `allocate` returned; never throws (a failure goes to stderr).
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment) const noexcept {
+    try {
+      deallocate_(object_, p, bytes, alignment);
+    } catch (...) {
+      std::fprintf(stderr, "fusekit: a pinned memory resource failed to deallocate\n");
+    }
+  }
+#endif
+
+  /// Whether this is the default (fusekit's cache).
+  [[nodiscard]] bool is_default() const noexcept { return object_ == nullptr; }
+
+ private:
+#if FUSEKIT_HAS_CUDA_HEADERS
+  template <class R>
+  static void* allocate_with(void* r, std::size_t bytes, std::size_t alignment) {
+    return static_cast<R*>(r)->allocate(bytes, alignment);
+  }
+  template <class R>
+  static void deallocate_with(void* r, void* p, std::size_t bytes, std::size_t alignment) {
+    static_cast<R*>(r)->deallocate(p, bytes, alignment);
+  }
+#endif
+
+  void* object_ = nullptr;
+  void* (*allocate_)(void*, std::size_t, std::size_t) = nullptr;
+  void (*deallocate_)(void*, void*, std::size_t, std::size_t) = nullptr;
+};
+
 /// Run on the current CUDA device, in stream order on `stream`, with
-/// temporaries from `memory` (see the file comment).
+/// temporaries from `memory` and pinned staging buffers from `pinned` (see the
+/// file comment).
 struct cuda {
   cudaStream_t stream = nullptr;
   memory_resource_ref memory{};
+  pinned_resource_ref pinned{};
   fusekit::tuning tune{};  ///< used when `tuned`; else tuning_for(the device's compute capability)
   bool tuned = false;
 
   constexpr cuda() noexcept = default;
-  constexpr cuda(cudaStream_t s, memory_resource_ref m = {}) noexcept : stream(s), memory(m) {}  // NOLINT
+  constexpr cuda(cudaStream_t s, memory_resource_ref m = {}, pinned_resource_ref p = {}) noexcept  // NOLINT
+      : stream(s), memory(m), pinned(p) {}
 #if FUSEKIT_HAS_CUDA_HEADERS
-  cuda(::cuda::stream_ref s, memory_resource_ref m = {}) noexcept : stream(s.get()), memory(m) {}  // NOLINT
+  cuda(::cuda::stream_ref s, memory_resource_ref m = {}, pinned_resource_ref p = {}) noexcept  // NOLINT
+      : stream(s.get()), memory(m), pinned(p) {}
 #endif
 
   /// This policy with the caller's tuning in place of the device's (tuning.hpp).

@@ -44,10 +44,26 @@ struct train_tuning {
   std::int64_t batch_iterations = 64;
 };
 
+/// The pipeline that moves host-resident data through the GPU (every algorithm
+/// given host memory with `fusekit::cuda`; cuda/pipeline.cuh).
+struct pipeline_tuning {
+  /// Bytes of the widest view per chunk. A copy of 4 MiB takes ~80 µs at the
+  /// ~50 GB/s of PCIe 5.0 x16, so the ~5 µs that an op costs to issue and
+  /// order stay a few percent of it, while a 2^20-element call still splits
+  /// into chunks that overlap. Rounded down to the deterministic tree's 8192
+  /// values for sums.
+  std::int64_t chunk_bytes = std::int64_t{4} << 20;
+  /// Slots per staging buffer: chunks in flight at once. Three keep an upload,
+  /// a kernel and a download running at the same time; one more lets the host
+  /// copy of pageable data run ahead.
+  int depth = 4;
+};
+
 /// Every algorithm's tuning.
 struct tuning {
   elementwise_tuning elementwise;
   train_tuning train;
+  pipeline_tuning pipeline;
 };
 
 /// The tuning for a device of compute capability major.minor: the table a

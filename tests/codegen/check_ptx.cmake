@@ -20,10 +20,11 @@ if(NOT rc EQUAL 0)
 endif()
 file(READ "${WORK_DIR}/fused.ptx" ptx)
 
-# Find the float kernel (mangled inputs "JKfS8_": const float, const float) and
+# Find the float kernel (mangled input pack "JffE": float, float; the kernel
+# takes them as const float*) and
 # take its body up to the next .entry. PTX is full of ';' and '[', so the text
 # is searched with string(FIND), never split into CMake lists.
-string(REGEX MATCH "\\.entry [A-Za-z0-9_]*tanh_activate[A-Za-z0-9_]*JKfS8_[A-Za-z0-9_]*" float_entry "${ptx}")
+string(REGEX MATCH "\\.entry [A-Za-z0-9_]*tanh_activate[A-Za-z0-9_]*JffE[A-Za-z0-9_]*" float_entry "${ptx}")
 if(NOT float_entry)
   message(FATAL_ERROR "no fused float kernel in the PTX")
 endif()

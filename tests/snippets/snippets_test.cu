@@ -67,6 +67,16 @@ void readme_device_lambda(span<float> out, span<const std::uint8_t> grey, span<c
   fusekit::transform(fusekit::cuda{}, out, layer, grey, w);
 }
 
+float readme_host_data(cudaStream_t stream, std::size_t n, std::vector<float>& out_copy) {
+  // snippet: README.md
+  std::vector<std::uint8_t> grey(n);  std::vector<float> w(n), out(n);
+  fusekit::hidden_layer(fusekit::cuda{stream}, grey, w, out);    // host in, host out: one call
+  float s = fusekit::sum(fusekit::cuda{stream}, w, fusekit::reduce_algorithm::deterministic);  // same bits as on the device
+  // end snippet
+  out_copy = out;
+  return s;
+}
+
 void functors_device_lambda(span<float> out, span<const std::uint8_t> grey, span<const float> w) {
   // snippet: include/fusekit/functors.hpp
   auto layer = fusekit::fuse(fusekit::normalize{255.f}, fusekit::weigh{},
@@ -221,6 +231,9 @@ TEST(Snippets, GpuSnippetsRun) {
   EXPECT_EQ(reduce_cuh_workspace(nullptr, d_w.cview(), n, span<std::byte>(ws.data(), bytes)), 0.5f * static_cast<float>(n));
   async_pool pool;
   policy_header(nullptr, pool);
+  std::vector<float> layer_out;
+  EXPECT_EQ(readme_host_data(nullptr, 5000, layer_out), 0.0f);  // zeros in: tanh(0) = 0, Σ 0 = 0
+  EXPECT_EQ(layer_out, std::vector<float>(5000, 0.0f));
 }
 
 }  // namespace

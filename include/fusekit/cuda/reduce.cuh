@@ -8,9 +8,18 @@
 /// values) come from the caller's workspace when one is given — then a call
 /// allocates nothing and can be captured in a CUDA graph — and otherwise from
 /// the policy's memory resource (cuda/buffer.cuh).
+///
+/// Inputs in host memory go through the host-data pipeline (cuda/pipeline.cuh)
+/// in chunks, each reduced on arrival by the same kernels: `deterministic`
+/// chunks hold whole tiles of the tree, so its first level is the same, tile
+/// for tile, and the result has the same bits as over device memory; the
+/// atomics add each chunk into the result; `cub` reduces each chunk with CUB,
+/// then the chunk results with CUB (for plus, minimum and maximum, whose init
+/// may be applied twice). A result in host memory is copied there at the end.
 
 #include <fusekit/cuda/buffer.cuh>
 #include <fusekit/cuda/launch.cuh>
+#include <fusekit/cuda/pipeline.cuh>
 #include <fusekit/cuda/reduce_kernels.cuh>
 #include <fusekit/cuda/team.cuh>
 #include <fusekit/detail/dispatch.hpp>
@@ -26,9 +35,13 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 namespace fusekit {
 namespace detail {
@@ -111,15 +124,12 @@ int tree_grid(void (*kernel)(Params...), std::int64_t n, int grid_override) {
                          resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), tree_lanes, 0, device));
 }
 
-template <class Acc, class Src, class Op>
-void gpu_tree_reduce(const Src& src, const Op& op, std::int64_t n, Acc* out, Acc init, std::byte* temp,
-                     cudaStream_t stream, int grid_override) {
-  std::int64_t m = tree_level_size(n);
-  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp),
-                           reinterpret_cast<Acc*>(temp + align_up(static_cast<std::size_t>(m) * sizeof(Acc)))};
-  Acc* level = m == 1 ? out : buffers[0];
-  auto const first = tree_level_kernel<Acc, Src, Op>;
-  launch(first, tree_grid(first, n, grid_override), tree_lanes, 0, stream, src, op, n, level, m == 1, init);
+/// The tree's levels past the first, over the m values of its first level in
+/// buffers[0] (buffers as gpu_tree_reduce, below, lays them out in its temporaries).
+template <class Acc, class Op>
+void gpu_tree_upper_levels(Acc* const (&buffers)[2], std::int64_t m, const Op& op, Acc* out, Acc init,
+                           cudaStream_t stream, int grid_override) {
+  Acc* level = buffers[0];
   for (int b = 1; m > 1; b ^= 1) {
     std::int64_t const next = tree_level_size(m);
     Acc* const dst = next == 1 ? out : buffers[b];
@@ -129,6 +139,18 @@ void gpu_tree_reduce(const Src& src, const Op& op, std::int64_t n, Acc* out, Acc
     level = dst;
     m = next;
   }
+}
+
+template <class Acc, class Src, class Op>
+void gpu_tree_reduce(const Src& src, const Op& op, std::int64_t n, Acc* out, Acc init, std::byte* temp,
+                     cudaStream_t stream, int grid_override) {
+  std::int64_t const m = tree_level_size(n);
+  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp),
+                           reinterpret_cast<Acc*>(temp + align_up(static_cast<std::size_t>(m) * sizeof(Acc)))};
+  auto const first = tree_level_kernel<Acc, Src, Op>;
+  launch(first, tree_grid(first, n, grid_override), tree_lanes, 0, stream, src, op, n, m == 1 ? out : buffers[0],
+         m == 1, init);
+  gpu_tree_upper_levels(buffers, m, op, out, init, stream, grid_override);
 }
 
 /// *out = init ⊕ the n values of `src` with `algorithm` (checked by the
@@ -161,6 +183,112 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
   } else if (algorithm == reduce_algorithm::deterministic) {
     gpu_tree_reduce(src, op, n, out, init, temp.get(), stream, grid_override);
   }
+}
+
+/// *out = init ⊕ the n values that `make_src(device pointers of the chunk)`
+/// reads, with inputs in host memory: reduced chunk by chunk as the pipeline
+/// brings them (see the file comment). `out` is device memory.
+template <class Acc, class Op, std::size_t I, class MakeSrc>
+void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
+                          reduce_algorithm algorithm, const Op& op, Acc init,
+                          const std::array<pipeline_view, I>& views, const MakeSrc& make_src) {
+  using src_t = decltype(make_src(std::array<const std::byte*, I>{}));
+  cudaStream_t const stream = policy.stream;
+  bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
+  // CUB takes an init per pass: the chunks' passes get plus's 0, or min's and max's init again.
+  constexpr bool two_passes_fit = std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> ||
+                                  std::is_same_v<Op, maximum>;
+  Acc const chunk_init = std::is_same_v<Op, plus> ? Acc(0) : init;
+  FUSEKIT_EXPECTS(algorithm != reduce_algorithm::cub || two_passes_fit,
+                  std::string(function) + ": reduce_algorithm::cub over host memory takes fusekit::plus, minimum "
+                                          "or maximum (CUB reduces each chunk, then the chunks); use deterministic");
+  if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
+  if (n == 0) { return; }
+  pipeline_view const none{};
+  std::int64_t const align = algorithm == reduce_algorithm::deterministic ? tree_tile : pipeline_vector_align;
+  std::int64_t const chunk = pipeline_chunk_for(policy, widest_element(views, none), align);
+  std::int64_t const chunks = (n + chunk - 1) / chunk;
+  // Temporaries: the tree's levels, or CUB's scratch and one result per chunk.
+  std::size_t cub_bytes = 0;
+  if (algorithm == reduce_algorithm::cub) {
+    cub_bytes = std::max(cub_temp_bytes<Acc>(make_src(std::array<const std::byte*, I>{}), op, chunk),
+                         cub_temp_bytes<Acc>(array_source<Acc, Acc>{nullptr}, op, chunks));
+  }
+  std::size_t const partial_at = align_up(cub_bytes);
+  std::size_t const temp_bytes = algorithm == reduce_algorithm::deterministic ? tree_temp_bytes<Acc>(n)
+                                 : algorithm == reduce_algorithm::cub
+                                     ? partial_at + static_cast<std::size_t>(chunks) * sizeof(Acc)
+                                     : 0;
+  stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes));
+  std::int64_t const tiles = tree_level_size(n);
+  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()),
+                           reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
+  Acc* const partials = reinterpret_cast<Acc*>(temp.get() + partial_at);
+
+  run_pipeline(policy, n, align, views, none,
+               [&](cudaStream_t s, std::int64_t c, std::int64_t begin, std::int64_t count,
+                   const std::array<const std::byte*, I>& in, std::byte*) {
+                 src_t const src = make_src(in);
+                 if constexpr (atomic_op<Op, Acc>::exists) {
+                   if (algorithm == reduce_algorithm::naive_atomic) {
+                     auto const kernel = naive_atomic_kernel<Acc, src_t, Op>;
+                     int const block = tuning_of(policy).elementwise.block_threads;
+                     launch(kernel, reduce_grid(kernel, count, block, 0), block, 0, s, src, op, count, out);
+                   } else if (algorithm == reduce_algorithm::block_atomic) {
+                     auto const kernel = block_atomic_kernel<Acc, src_t, Op>;
+                     launch(kernel, reduce_grid(kernel, count, block_atomic_threads, 0), block_atomic_threads, 0, s,
+                            src, op, count, out);
+                   }
+                 }
+                 if (algorithm == reduce_algorithm::cub) {
+                   std::size_t bytes = cub_bytes;
+                   FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp.get(), bytes, cub_input(src), partials + c, count,
+                                                              cub_op<Acc>(op), chunk_init, s));
+                 } else if (algorithm == reduce_algorithm::deterministic) {
+                   // Chunks start on tiles, so this is the first level's tiles begin / 8192, ...
+                   auto const kernel = tree_level_kernel<Acc, src_t, Op>;
+                   launch(kernel, tree_grid(kernel, count, 0), tree_lanes, 0, s, src, op, count,
+                          tiles == 1 ? out : buffers[0] + begin / tree_tile, tiles == 1, init);
+                 }
+               });
+  if (algorithm == reduce_algorithm::cub) {
+    std::size_t bytes = cub_bytes;
+    FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
+  } else if (algorithm == reduce_algorithm::deterministic) {
+    gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, 0);
+  }
+}
+
+/// `gpu_reduce` for inputs and a result anywhere: device views take
+/// `gpu_reduce` as they are; host inputs take the pipeline, and a host result
+/// is copied to `out` at the end (a pageable one synchronizes). `make_src`
+/// makes the source from the inputs' (device) pointers. Workspace calls
+/// (`arena`) take device memory only.
+template <class Acc, class Op, std::size_t I, class MakeSrc>
+void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out,
+                         reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
+                         const MakeSrc& make_src, workspace_arena* arena = nullptr) {
+  memory_space const out_space = memory_space_of(out);
+  bool const host_in = any_on_host(views);
+  if (!host_in && out_space == memory_space::device) {
+    std::array<const std::byte*, I> in{};
+    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
+    gpu_reduce(policy, make_src(in), n, out, algorithm, op, init, arena);
+    return;
+  }
+  FUSEKIT_EXPECTS(arena == nullptr, std::string(function) +
+                                        ": a call with a workspace takes device memory only (in and out); "
+                                        "call the overload without a workspace for host memory");
+  stream_buffer<Acc> const result(policy, 1);
+  if (host_in) {
+    gpu_reduce_pipelined(function, policy, n, result.get(), algorithm, op, init, views, make_src);
+  } else {
+    std::array<const std::byte*, I> in{};
+    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
+    gpu_reduce(policy, make_src(in), n, result.get(), algorithm, op, init);
+  }
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(out, result.get(), sizeof(Acc), cudaMemcpyDeviceToHost, policy.stream));
+  if (out_space == memory_space::pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream)); }
 }
 
 /// Bytes a workspace needs for a reduction of n values of src: the result's
@@ -208,14 +336,26 @@ void run(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, 
   const char* const f = "fusekit::reduce_sum";
   check_reduce(f, in, out);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
-  array_source<Acc, std::remove_cv_t<T>> const src{in.data()};
+  using U = std::remove_cv_t<T>;
+  array_source<Acc, U> const src{in.data()};
   auto const n = static_cast<std::int64_t>(in.size());
   workspace_arena arena(workspace, f);
   if (workspace.data() != nullptr) {
     expect_workspace(f, workspace, [&] { return reduction_workspace_bytes<Acc>(src, plus{}, n, algorithm, false); },
                      "reduce_sum_workspace_bytes", reduce_input(in), describe_out(out));
   }
-  gpu_reduce(policy, src, n, out, algorithm, plus{}, Acc(0), workspace.data() != nullptr ? &arena : nullptr);
+  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
+                      [](const std::array<const std::byte*, 1>& p) {
+                        return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
+                      },
+                      workspace.data() != nullptr ? &arena : nullptr);
+}
+
+/// transform_source over the inputs at the pointers `p`.
+template <class Acc, class... Us, class Op, std::size_t N, std::size_t... I>
+transform_source<Acc, Op, Us...> source_from_pointers(const Op& op, const std::array<const std::byte*, N>& p,
+                                                      std::index_sequence<I...>) {
+  return {op, ::cuda::std::tuple<const Us*...>(reinterpret_cast<const Us*>(p[I])...)};
 }
 
 template <class Acc, class Op, class... Ins>
@@ -224,7 +364,12 @@ void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorith
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t const n = check_transform_reduce(f, out, ins...);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
-  gpu_reduce(policy, make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0));
+  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0),
+                      std::array<pipeline_view, sizeof...(Ins)>{pipeline_view_of(ins)...},
+                      [&op](const std::array<const std::byte*, sizeof...(Ins)>& p) {
+                        return source_from_pointers<Acc, std::remove_cv_t<Ins>...>(
+                            op, p, std::index_sequence_for<Ins...>{});
+                      });
 }
 
 template <class T, class Acc, class Op>
@@ -232,8 +377,12 @@ void run(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, cons
          reduce_algorithm algorithm) {
   check_reduce_views("fusekit::reduce", in, out);
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
-  gpu_reduce(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), out,
-             algorithm, op, init);
+  using U = std::remove_cv_t<T>;
+  gpu_reduce_anywhere("fusekit::reduce", policy, static_cast<std::int64_t>(in.size()), out, algorithm, op, init,
+                      std::array<pipeline_view, 1>{pipeline_view_of(in)},
+                      [](const std::array<const std::byte*, 1>& p) {
+                        return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
+                      });
 }
 
 /// A host value from a call that writes it: a device scalar, copied back (synchronizes).

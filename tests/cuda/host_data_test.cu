@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// fusekit::cuda on host-resident data (cuda/pipeline.cuh): pinned, pageable
+// and managed memory, and mixes of them with device memory, give what the
+// device-resident call gives, bit for bit, at sizes around the chunk and tile
+// boundaries. A small chunk (tuning.pipeline.chunk_bytes) makes every size
+// here take many chunks. Skipped without a CUDA device.
+#include <fusekit/fusekit.cuh>
+
+#include "../common/device_buffer.cuh"
+#include "../common/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+using fusekit::test::device_buffer;
+
+#define FUSEKIT_REQUIRE_DEVICE()                                             \
+  do {                                                                       \
+    if (!fusekit::test::cuda_device_present()) { GTEST_SKIP() << "no CUDA device"; } \
+  } while (0)
+
+// Host memory of one kind, holding a copy of `values`.
+template <class T>
+class host_memory {
+ public:
+  enum kind { pageable, pinned, managed };
+  host_memory(kind k, const std::vector<T>& values) : kind_(k), n_(values.size()) {
+    std::size_t const bytes = (n_ > 0 ? n_ : 1) * sizeof(T);
+    if (k == pageable) {
+      storage_.resize(n_ > 0 ? n_ : 1);
+      data_ = storage_.data();
+    } else if (k == pinned) {
+      FUSEKIT_CUDA_TRY(cudaMallocHost(&data_, bytes));
+    } else {
+      FUSEKIT_CUDA_TRY(cudaMallocManaged(&data_, bytes));
+    }
+    if (n_ > 0) { std::memcpy(data_, values.data(), n_ * sizeof(T)); }
+  }
+  host_memory(const host_memory&) = delete;
+  host_memory& operator=(const host_memory&) = delete;
+  ~host_memory() {
+    if (kind_ == pinned) { FUSEKIT_CUDA_TRY_NO_THROW(cudaFreeHost(data_)); }
+    if (kind_ == managed) { FUSEKIT_CUDA_TRY_NO_THROW(cudaFree(data_)); }
+  }
+  ::cuda::std::span<T> view() { return {data_, n_}; }
+  ::cuda::std::span<const T> cview() const { return {data_, n_}; }
+  std::vector<T> values() const { return std::vector<T>(data_, data_ + n_); }
+
+ private:
+  kind kind_;
+  std::size_t n_;
+  std::vector<T> storage_;
+  T* data_ = nullptr;
+};
+
+using kind = host_memory<float>::kind;
+constexpr kind all_kinds[] = {kind::pageable, kind::pinned, kind::managed};
+
+// A policy whose pipeline cuts every call here into many chunks.
+fusekit::cuda small_chunks(cudaStream_t stream = nullptr, int depth = 3) {
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  t.pipeline.chunk_bytes = 3 * 8192 * 4;  // 3 tiles of floats
+  t.pipeline.depth = depth;
+  return fusekit::cuda{stream}.with(t);
+}
+
+std::vector<std::uint8_t> greys(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::uint8_t> v(n);
+  for (auto& x : v) { x = static_cast<std::uint8_t>(rng() & 0xff); }
+  return v;
+}
+
+std::vector<float> floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) { x = u(rng); }
+  return v;
+}
+
+const std::size_t sizes[] = {0, 1, 63, 64, 8191, 8192, 8193, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 100000, 1000003};
+
+TEST(HostData, MemorySpacesAreTold) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::vector<float> const v(16, 1.0f);
+  host_memory<float> pageable(kind::pageable, v), pinned(kind::pinned, v), managed(kind::managed, v);
+  device_buffer<float> device(v);
+  using fusekit::detail::memory_space;
+  EXPECT_EQ(fusekit::detail::memory_space_of(pageable.view().data()), memory_space::pageable);
+  EXPECT_EQ(fusekit::detail::memory_space_of(pinned.view().data()), memory_space::pinned);
+  EXPECT_EQ(fusekit::detail::memory_space_of(managed.view().data()), memory_space::device);
+  EXPECT_EQ(fusekit::detail::memory_space_of(device.data()), memory_space::device);
+}
+
+TEST(HostData, HiddenLayerOnEveryKindMatchesTheDeviceCallBitForBit) {
+  FUSEKIT_REQUIRE_DEVICE();
+  for (std::size_t n : sizes) {
+    auto const g = greys(n, 1);
+    auto const w = floats(n, 2);
+    device_buffer<std::uint8_t> dg(g);
+    device_buffer<float> dw(w), dout(n);
+    fusekit::hidden_layer(fusekit::cuda{}, dg.cview(), dw.cview(), dout.view());
+    std::vector<float> const expected = dout.to_host();
+    for (kind in_kind : all_kinds) {
+      for (kind out_kind : all_kinds) {
+        for (int depth : {1, 3}) {
+          SCOPED_TRACE("n " + std::to_string(n) + ", in " + std::to_string(in_kind) + ", out " +
+                       std::to_string(out_kind) + ", depth " + std::to_string(depth));
+          host_memory<std::uint8_t> hg(static_cast<host_memory<std::uint8_t>::kind>(in_kind), g);
+          host_memory<float> hw(in_kind, w), hout(out_kind, std::vector<float>(n, -7.0f));
+          fusekit::hidden_layer(small_chunks(nullptr, depth), hg.cview(), hw.cview(), hout.view());
+          FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+          ASSERT_EQ(hout.values(), expected);
+        }
+      }
+    }
+    // Mixed: greys on the device, weights pageable, output pinned.
+    host_memory<float> hw(kind::pageable, w), hout(kind::pinned, std::vector<float>(n, -7.0f));
+    fusekit::hidden_layer(small_chunks(), dg.cview(), hw.cview(), hout.view());
+    FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+    ASSERT_EQ(hout.values(), expected) << "n " << n;
+  }
+}
+
+TEST(HostData, TransformTakesStdVectorsInPlace) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::vector<float> x = floats(200000, 3);
+  std::vector<float> expected(x.size());
+  fusekit::transform(fusekit::cpu{}, expected, fusekit::tanh_activate{}, x);
+  fusekit::transform(small_chunks(), x, fusekit::tanh_activate{}, x);  // in place, pageable
+  EXPECT_EQ(x, expected);
+}
+
+TEST(HostData, DeterministicSumOverHostDataHasTheDeviceAndCpuBits) {
+  FUSEKIT_REQUIRE_DEVICE();
+  for (std::size_t n : sizes) {
+    auto const x = floats(n, 4);
+    device_buffer<float> dx(x);
+    float const on_device = fusekit::sum(fusekit::cuda{}, dx.cview(), fusekit::reduce_algorithm::deterministic);
+    float const on_cpu = fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic);
+    ASSERT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_device), fusekit::detail::bit_cast<std::uint32_t>(on_cpu));
+    for (kind k : all_kinds) {
+      for (int depth : {1, 2, 4}) {
+        host_memory<float> hx(k, x);
+        float const on_host = fusekit::sum(small_chunks(nullptr, depth), hx.cview(),
+                                           fusekit::reduce_algorithm::deterministic);
+        ASSERT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_host), fusekit::detail::bit_cast<std::uint32_t>(on_device))
+            << "n " << n << ", kind " << k << ", depth " << depth;
+      }
+    }
+  }
+}
+
+TEST(HostData, EveryAlgorithmSumsHostDataWithinItsBound) {
+  FUSEKIT_REQUIRE_DEVICE();
+  auto const x = floats(1000003, 5);
+  long double const exact = fusekit::test::exact_sum(x);
+  long double abs_sum = 0;
+  for (float v : x) { abs_sum += v < 0 ? -v : v; }
+  for (fusekit::reduce_algorithm a : fusekit::all_reduce_algorithms) {
+    for (kind k : all_kinds) {
+      host_memory<float> hx(k, x);
+      double const s = fusekit::sum(small_chunks(), hx.cview(), a, fusekit::accumulate_in<double>{});
+      EXPECT_LE(std::abs(static_cast<long double>(s) - exact), 1e-9L * abs_sum)
+          << fusekit::to_string(a) << ", kind " << k;
+    }
+  }
+}
+
+TEST(HostData, ReduceWritesAResultInHostMemory) {
+  FUSEKIT_REQUIRE_DEVICE();
+  auto const x = floats(50000, 6);
+  device_buffer<float> dx(x);
+  float lo_ref = x[0];
+  for (float v : x) { lo_ref = v < lo_ref ? v : lo_ref; }
+  float lo = 0.0f;  // pageable result, device input
+  fusekit::reduce(fusekit::cuda{}, dx.cview(), &lo, fusekit::minimum{}, 1e30f);
+  EXPECT_EQ(lo, lo_ref);
+  host_memory<float> hx(kind::pinned, x);
+  float lo2 = 0.0f;  // pageable result, pinned input
+  fusekit::reduce(small_chunks(), hx.cview(), &lo2, fusekit::minimum{}, 1e30f, fusekit::reduce_algorithm::cub);
+  EXPECT_EQ(lo2, lo_ref);
+}
+
+TEST(HostData, TransformReduceOverHostVectors) {
+  FUSEKIT_REQUIRE_DEVICE();
+  auto const a = floats(300001, 7);
+  auto const b = floats(300001, 8);
+  double const on_cpu = fusekit::transform_reduce(fusekit::cpu{}, fusekit::reduce_algorithm::deterministic,
+                                                  fusekit::accumulate_in<double>{}, fusekit::weigh{}, a, b);
+  double const on_gpu = fusekit::transform_reduce(small_chunks(), fusekit::reduce_algorithm::deterministic,
+                                                  fusekit::accumulate_in<double>{}, fusekit::weigh{}, a, b);
+  EXPECT_EQ(fusekit::detail::bit_cast<std::uint64_t>(on_gpu), fusekit::detail::bit_cast<std::uint64_t>(on_cpu));
+}
+
+TEST(HostData, WorkspaceCallsRefuseHostMemory) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::vector<float> x(1000, 1.0f);
+  device_buffer<std::byte> ws(1 << 20);
+  device_buffer<float> out(1);
+  EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, ::cuda::std::span<const float>(x), out.data(),
+                                   fusekit::reduce_algorithm::deterministic, ws.view()),
+               fusekit::invalid_argument);
+}
+
+// A pinned resource of the caller's: every staging buffer comes from it, and goes back.
+struct counting_pinned_resource {
+  int allocations = 0, deallocations = 0;
+  void* allocate(std::size_t bytes, std::size_t) {
+    ++allocations;
+    void* p = nullptr;
+    FUSEKIT_CUDA_TRY(cudaMallocHost(&p, bytes));
+    return p;
+  }
+  void deallocate(void* p, std::size_t, std::size_t) {
+    ++deallocations;
+    FUSEKIT_CUDA_TRY_NO_THROW(cudaFreeHost(p));
+  }
+};
+
+TEST(HostData, PinnedStagingComesFromThePolicysResource) {
+  FUSEKIT_REQUIRE_DEVICE();
+  counting_pinned_resource pinned;
+  std::vector<float> x = floats(100000, 9), y(x.size());
+  fusekit::cuda const policy = fusekit::cuda{nullptr, {}, pinned}.with(small_chunks().tune);
+  fusekit::transform(policy, y, fusekit::tanh_activate{}, x);
+  std::vector<float> expected(x.size());
+  fusekit::transform(fusekit::cpu{}, expected, fusekit::tanh_activate{}, x);
+  EXPECT_EQ(y, expected);
+  EXPECT_EQ(pinned.allocations, 1);
+  EXPECT_EQ(pinned.deallocations, 1);
+}
+
+// One short case through every op of the pipeline, for compute-sanitizer
+// (scripts/gpu-check.sh): pageable in, pinned in, pageable and pinned out,
+// and a sum, with chunks of three tiles.
+TEST(HostData, ShortPipelineForTheSanitizers) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::size_t const n = 100000;
+  auto const g = greys(n, 10);
+  auto const w = floats(n, 11);
+  std::vector<float> expected(n);
+  fusekit::hidden_layer(fusekit::cpu{}, g, w, expected);
+  host_memory<float> pinned_w(kind::pinned, w), pinned_out(kind::pinned, std::vector<float>(n, 0.0f));
+  std::vector<float> out(n);
+  fusekit::hidden_layer(small_chunks(), g, pinned_w.cview(), out);
+  fusekit::hidden_layer(small_chunks(), g, w, pinned_out.view());
+  FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+  float const on_cpu = fusekit::sum(fusekit::cpu{}, w, fusekit::reduce_algorithm::deterministic);
+  float const on_gpu = fusekit::sum(small_chunks(), w, fusekit::reduce_algorithm::deterministic);
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(pinned_out.values(), expected);
+  EXPECT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_gpu), fusekit::detail::bit_cast<std::uint32_t>(on_cpu));
+}
+
+}  // namespace
