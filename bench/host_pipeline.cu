@@ -107,24 +107,18 @@ double time_host_to_host(benchmark::State& state, const Call& call) {
 
 // ---- the roofline: pinned copies -------------------------------------------------
 
-void BM_h2d(benchmark::State& state) {
+// One direction alone: n floats between pinned memory and the device.
+template <cudaMemcpyKind Kind>
+void BM_copy(benchmark::State& state) {
   layer_data& d = data_for(state.range(0));
   std::size_t const bytes = static_cast<std::size_t>(d.n) * 4;
+  bool const up = Kind == cudaMemcpyHostToDevice;
   double const s = time_host_to_host(state, [&] {
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(d.d_w.data, d.p_w.data, bytes, cudaMemcpyHostToDevice, d.stream));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(up ? static_cast<void*>(d.d_w.data) : d.p_out.data,
+                                     up ? static_cast<const void*>(d.p_w.data) : d.d_out.data, bytes, Kind, d.stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(d.stream));
   });
-  fusekit::bench::record_roofline(state, "host/h2d", d.n, static_cast<double>(bytes), s);
-}
-
-void BM_d2h(benchmark::State& state) {
-  layer_data& d = data_for(state.range(0));
-  std::size_t const bytes = static_cast<std::size_t>(d.n) * 4;
-  double const s = time_host_to_host(state, [&] {
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(d.p_out.data, d.d_out.data, bytes, cudaMemcpyDeviceToHost, d.stream));
-    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(d.stream));
-  });
-  fusekit::bench::record_roofline(state, "host/d2h", d.n, static_cast<double>(bytes), s);
+  fusekit::bench::record_roofline(state, up ? "host/h2d" : "host/d2h", d.n, static_cast<double>(bytes), s);
 }
 
 // The layer's bytes both ways at once: grey and w in on one stream, out back on another.
@@ -214,8 +208,8 @@ void register_benchmarks() {
     auto reg = [&](const char* name, void (*fn)(benchmark::State&)) {
       benchmark::RegisterBenchmark(name, fn)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2)->Arg(n);
     };
-    reg("host/h2d/f32", BM_h2d);
-    reg("host/d2h/f32", BM_d2h);
+    reg("host/h2d/f32", BM_copy<cudaMemcpyHostToDevice>);
+    reg("host/d2h/f32", BM_copy<cudaMemcpyDeviceToHost>);
     reg("host/both/layer", BM_both);
     reg("host/fused_pinned/layer", BM_layer<layer_variant::pinned>);
     reg("host/fused_pageable/layer", BM_layer<layer_variant::pageable>);

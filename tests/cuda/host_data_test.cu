@@ -5,14 +5,18 @@
 // boundaries. A small chunk (tuning.pipeline.chunk_bytes) makes every size
 // here take many chunks. Skipped without a CUDA device.
 #include <fusekit/fusekit.cuh>
+#include <fusekit/train.cuh>
 
 #include "../common/device_buffer.cuh"
 #include "../common/test_support.hpp"
+#include "../common/train_problem.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -236,6 +240,87 @@ TEST(HostData, PinnedStagingComesFromThePolicysResource) {
   EXPECT_EQ(y, expected);
   EXPECT_EQ(pinned.allocations, 1);
   EXPECT_EQ(pinned.deallocations, 1);
+}
+
+// ---- the trainer on host data --------------------------------------------------
+
+template <class T>
+void expect_streamed_gram_within_bound() {
+  std::int64_t const K = 20000, L = 9, N = 3;
+  auto const p = fusekit::test::make_problem<T>(K, L, N, 21, false, 0.01);
+  device_buffer<T> dX(p.X), dY(p.Y), A1(L * L), B1(N * L), A2(L * L), B2(N * L), A3(L * L), B3(N * L);
+  cublasHandle_t const h = fusekit::detail::cublas_handle(nullptr);
+  using cm = fusekit::matrix<const T>;
+  fusekit::detail::gram_matrices<T>(h, cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(), B1.data());
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  t.pipeline.chunk_bytes = 4096;  // 56 rows of X per chunk: 358 chunks
+  fusekit::cuda const policy = fusekit::cuda{}.with(t);
+  for (auto* out : {&A2, &A3}) {
+    device_buffer<T>& B = out == &A2 ? B2 : B3;
+    fusekit::detail::streamed_gram_matrices<T>(policy, h, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), out->data(),
+                                               B.data());
+  }
+  FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+  // The same bits from run to run.
+  EXPECT_EQ(A2.to_host(), A3.to_host());
+  EXPECT_EQ(B2.to_host(), B3.to_host());
+  // Within 2 K u Σ_k |x_ki x_kj| of the one-shot GEMM (and of YᵀX likewise).
+  double const u = std::numeric_limits<T>::epsilon() / 2;
+  auto const a1 = A1.to_host(), a2 = A2.to_host(), b1 = B1.to_host(), b2 = B2.to_host();
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      double abs_sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) { abs_sum += std::abs(double(p.X[k * L + i]) * double(p.X[k * L + j])); }
+      EXPECT_LE(std::abs(double(a2[j * L + i]) - double(a1[j * L + i])), 2 * K * u * abs_sum) << i << "," << j;
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      double abs_sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) { abs_sum += std::abs(double(p.X[k * L + i]) * double(p.Y[k * N + n])); }
+      EXPECT_LE(std::abs(double(b2[n * L + i]) - double(b1[n * L + i])), 2 * K * u * abs_sum) << i << "," << n;
+    }
+  }
+}
+
+TEST(HostData, StreamedGramIsWithinItsBoundAndRepeatsBitForBit) {
+  FUSEKIT_REQUIRE_DEVICE();
+  expect_streamed_gram_within_bound<float>();
+  expect_streamed_gram_within_bound<double>();
+}
+
+TEST(HostData, FitAndPredictOnHostDataMatchTheDeviceCalls) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::int64_t const K = 5000, L = 12, N = 4;
+  auto const p = fusekit::test::make_problem<double>(K, L, N, 22, false, 0.0);
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  fusekit::gd_options o;
+  o.tolerance = 1e-9;
+  o.max_iterations = 20000;
+  for (fusekit::gd_formulation f : {fusekit::gd_formulation::gram, fusekit::gd_formulation::direct}) {
+    o.formulation = f;
+    device_buffer<double> dX(p.X), dY(p.Y), dW(N * L);
+    FUSEKIT_CUDA_TRY(cudaMemset(dW.data(), 0, N * L * sizeof(double)));
+    fusekit::fit_report const on_device = fusekit::fit(fusekit::cuda{}, cm(dX.data(), K, L), cm(dY.data(), K, N),
+                                                       m(dW.data(), N, L), o);
+    std::vector<double> W(N * L, 0.0);  // pageable X, Y and W
+    fusekit::fit_report const on_host =
+        fusekit::fit(small_chunks(), cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W.data(), N, L), o);
+    ASSERT_EQ(on_host.outputs.size(), on_device.outputs.size());
+    for (std::size_t n = 0; n < on_host.outputs.size(); ++n) {
+      EXPECT_EQ(on_host.outputs[n].status, on_device.outputs[n].status);
+    }
+    auto const w_device = dW.to_host();
+    for (std::size_t i = 0; i < W.size(); ++i) {
+      EXPECT_NEAR(W[i], p.W_true[i], 1e-6);
+      EXPECT_NEAR(W[i], w_device[i], 1e-6);
+    }
+    // predict: host X and Ŷ, device W; then everything on the device; same bits.
+    std::vector<double> Y_hat(K * N);
+    device_buffer<double> dY_hat(K * N);
+    fusekit::predict(small_chunks(), cm(p.X.data(), K, L), cm(dW.data(), N, L), m(Y_hat.data(), K, N));
+    fusekit::predict(fusekit::cuda{}, cm(dX.data(), K, L), cm(dW.data(), N, L), m(dY_hat.data(), K, N));
+    EXPECT_EQ(Y_hat, dY_hat.to_host());
+  }
 }
 
 // One short case through every op of the pipeline, for compute-sanitizer

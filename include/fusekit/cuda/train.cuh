@@ -22,11 +22,23 @@
 ///   still run after each batch's last step only.
 ///
 /// `fit` returns a host report, so it synchronizes the policy's stream.
+///
+/// Host-resident data (cuda/pipeline.cuh). With the Gram formulation, `fit`
+/// streams X and Y through the GPU in chunks of rows and accumulates A = XᵀX
+/// and B = YᵀX chunk by chunk (one GEMM each, β = 1 after the first), so K can
+/// exceed the GPU's memory; the iterations then run on the L × L system on the
+/// device. The chunks depend on K, L, N and the tuning only, so the result has
+/// the same bits from run to run; it differs from the one-shot GEMM by the
+/// order of the additions, within |ΔA_ij| ≤ 2 K u Σ_k |x_ki x_kj| (u: the unit
+/// roundoff of T). The direct formulation reads X at every step: on host data
+/// it copies X and Y to the device once. W in host memory is copied in and
+/// back. `predict` streams X and Ŷ by rows.
 
 #include <fusekit/cuda/buffer.cuh>
 #include <fusekit/cuda/cublas.cuh>
 #include <fusekit/cuda/graph.cuh>
 #include <fusekit/cuda/launch.cuh>
+#include <fusekit/cuda/pipeline.cuh>
 #include <fusekit/cuda/reduce.cuh>
 #include <fusekit/cuda/team.cuh>
 #include <fusekit/cuda/train_kernels.cuh>
@@ -38,6 +50,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -59,6 +72,28 @@ void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A,
   if (B != nullptr) {
     gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), X.data_handle(), L, Y.data_handle(), N, T(0), B, L);
   }
+}
+
+/// A and B as `gram_matrices` makes them, for X and Y anywhere: the rows go
+/// through the host-data pipeline and each chunk adds its GEMMs to A and B.
+template <class T>
+void streamed_gram_matrices(const cuda& policy, cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A, T* B) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  std::array<pipeline_view, 2> const rows{
+      pipeline_view{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
+                    memory_space_of(X.data_handle())},
+      pipeline_view{reinterpret_cast<const std::byte*>(Y.data_handle()), static_cast<std::size_t>(N) * sizeof(T),
+                    memory_space_of(Y.data_handle())}};
+  FUSEKIT_CUBLAS_TRY(cublasSetStream(h, policy.stream));
+  run_pipeline(policy, K, 1, rows, pipeline_view{},
+               [&](cudaStream_t, std::int64_t chunk, std::int64_t, std::int64_t count,
+                   const std::array<const std::byte*, 2>& in, std::byte*) {
+                 auto const x = reinterpret_cast<const T*>(in[0]);
+                 auto const y = reinterpret_cast<const T*>(in[1]);
+                 T const beta = chunk == 0 ? T(0) : T(1);
+                 gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, count, T(1), x, L, x, L, beta, A, L);
+                 if (B != nullptr) { gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, count, T(1), x, L, y, N, beta, B, L); }
+               });
 }
 
 /// Every device temporary of a fit, taken in one fixed order from the
@@ -223,6 +258,10 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
   return arena.bytes_needed();
 }
 
+template <class T, class MakeGram>
+fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                           fit_path forced, workspace_arena* from, const MakeGram& make_gram);
+
 template <class T>
 fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                    fit_path forced, ::cuda::std::span<std::byte> workspace = {}) {
@@ -242,6 +281,16 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
+  return gpu_fit_checked(policy, X, Y, W, o, forced, from, [&](cublasHandle_t h, T* A, T* B) {
+    gram_matrices<T>(h, X, Y, A, B);
+  });
+}
+
+/// The fit after its checks, with A (and B) made by `make_gram(handle, A, B)`;
+/// W, and X and Y where the direct formulation reads them, are device memory.
+template <class T, class MakeGram>
+fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                           fit_path forced, workspace_arena* from, const MakeGram& make_gram) {
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
@@ -256,7 +305,7 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single);
 
   cublasHandle_t const h = cublas_handle(stream);
-  if (gram || !o.learning_rate) { gram_matrices<T>(h, X, Y, buf.A.get(), gram ? buf.B.get() : nullptr); }
+  if (gram || !o.learning_rate) { make_gram(h, buf.A.get(), gram ? buf.B.get() : nullptr); }
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate) {
@@ -296,9 +345,62 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   return report;
 }
 
+/// n values of T copied to the device in stream order (a view of `from` itself when it is device memory).
+template <class T>
+struct on_device {
+  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space)
+      : copy(policy, space == memory_space::device ? 0 : n), data(space == memory_space::device ? from : copy.get()) {
+    if (space != memory_space::device && n > 0) {
+      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, static_cast<std::size_t>(n) * sizeof(T),
+                                       cudaMemcpyHostToDevice, policy.stream));
+    }
+  }
+  stream_buffer<std::remove_const_t<T>> copy;
+  T* data;
+};
+
+/// `fit` with X, Y and W anywhere (see the file comment for host memory).
+template <class T>
+fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                            const gd_options& o, fit_path forced = fit_path::automatic) {
+  // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
+  check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
+  memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
+                     ws = memory_space_of(W.data_handle());
+  if (xs == memory_space::device && ys == memory_space::device && ws == memory_space::device) {
+    return gpu_fit_checked(policy, X, Y, W, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
+      gram_matrices<T>(h, X, Y, A, B);
+    });
+  }
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  on_device<T> const w(policy, W.data_handle(), N * L, ws);
+  matrix<T> const Wd(w.data, N, L);
+  fit_report report;
+  bool const streamed = (xs != memory_space::device || ys != memory_space::device) &&
+                        resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  if (streamed) {
+    report = gpu_fit_checked(policy, X, Y, Wd, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
+      streamed_gram_matrices<T>(policy, h, X, Y, A, B);
+    });
+  } else {  // direct: X and Y on the device once
+    on_device<const T> const x(policy, X.data_handle(), K * L, xs);
+    on_device<const T> const y(policy, Y.data_handle(), K * N, ys);
+    matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
+    report = gpu_fit_checked(policy, Xd, Yd, Wd, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
+      gram_matrices<T>(h, Xd, Yd, A, B);
+    });
+  }
+  if (ws != memory_space::device) {
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(W.data_handle(), Wd.data_handle(), static_cast<std::size_t>(N * L) * sizeof(T),
+                                     cudaMemcpyDeviceToHost, policy.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+  }
+  return report;
+}
+
 template <class T>
 fit_report run(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
-  return gpu_fit(policy, X, Y, W, o, fit_path::automatic);
+  return gpu_fit_anywhere(policy, X, Y, W, o);
 }
 
 template <class T>
@@ -308,8 +410,23 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
   auto const kernel = predict_kernel<T>;
   int const block = tuning_of(policy).elementwise.block_threads;
-  launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), W.data_handle(),
-         Y_hat.data_handle(), K, L, N);
+  pipeline_view const x{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
+                        memory_space_of(X.data_handle())};
+  pipeline_view const y{reinterpret_cast<const std::byte*>(Y_hat.data_handle()),
+                        static_cast<std::size_t>(N) * sizeof(T), memory_space_of(Y_hat.data_handle())};
+  memory_space const ws = memory_space_of(W.data_handle());
+  if (x.space == memory_space::device && y.space == memory_space::device && ws == memory_space::device) {
+    launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), W.data_handle(),
+           Y_hat.data_handle(), K, L, N);
+    return;
+  }
+  on_device<const T> const w(policy, W.data_handle(), N * L, ws);
+  run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
+               [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
+                   const std::array<const std::byte*, 1>& in, std::byte* out) {
+                 launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s,
+                        reinterpret_cast<const T*>(in[0]), w.data, reinterpret_cast<T*>(out), rows, L, N);
+               });
 }
 
 }  // namespace detail
