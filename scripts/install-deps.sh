@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
-# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Python 3. Does nothing
-# when they are already there.
+# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Open MPI, Python 3.
+# Does nothing when they are already there.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
@@ -10,6 +10,9 @@ command -v python3 >/dev/null || need+=(python3)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
 command -v g++ >/dev/null || need+=(g++)
+# Open MPI: fusekit::mpi, its tests (mpirun with 1 to 4 ranks) and example 04.
+command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
+command -v mpirun >/dev/null || need+=(openmpi-bin)
 if ((${#need[@]})); then
   echo "installing: ${need[*]}"
   sudo_cmd=()

@@ -122,7 +122,7 @@ Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorith
         accumulate_in<Acc> = {}) {
   detail::check_accumulator<T, Acc>();
   if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
-    detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in));
+    run(detail::check_tag{}, policy, [&] { detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in)); });
     return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
                [&](Acc* out) { reduce_sum(policy, in, out, algorithm); });
   } else {
@@ -175,7 +175,9 @@ Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulat
                      ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
   if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
-    detail::check_sum_inputs("fusekit::transform_reduce", detail::transform_reduce_inputs(ins...));
+    run(detail::check_tag{}, policy, [&] {
+      detail::check_sum_inputs("fusekit::transform_reduce", detail::transform_reduce_inputs(ins...));
+    });
     return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
                [&](Acc* out) { transform_reduce_sum(policy, out, algorithm, op, ins...); });
   } else {

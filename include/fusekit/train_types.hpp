@@ -98,7 +98,7 @@ struct fit_report {
   std::vector<output_report> outputs;  ///< one per row of W
   double learning_rate = 0;            ///< the one used
   gd_formulation formulation = gd_formulation::automatic;  ///< the one used
-  const char* path = "cpu";            ///< "cpu", "single_launch" or "cublas"
+  const char* path = "cpu";  ///< "cpu", "single_launch", "cublas", "mpi", "nccl/single_launch" or "nccl/cublas"
 
   [[nodiscard]] bool all_converged() const {
     for (const auto& o : outputs) {

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace fusekit {
@@ -118,34 +119,42 @@ Acc cpu_parallel_reduce(const cpu& policy, const Src& src, std::int64_t n, const
   return total;
 }
 
-/// One level of the tree: tile results of n values into `partials`.
+/// Tiles [first, last) of the tree's level over n values: tile t's result into
+/// partials[t − first]. (A distributed sum computes the tiles it owns this way.)
 template <class Acc, class Src, class Op>
-void cpu_tree_level(const cpu& policy, const Src& src, const Op& op, std::int64_t n, Acc* partials) {
+void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_t n, std::int64_t first,
+                    std::int64_t last, Acc* partials) {
   cpu_for_ranges(
-      policy, tree_level_size(n),
-      [&](int, std::int64_t first, std::int64_t last) {
+      policy, last - first,
+      [&](int, std::int64_t begin, std::int64_t end) {
         // Baseline ISA only: in code built for FMA the compiler may fuse a
         // product of src into the tree's add (see detail/rounding.hpp).
         Acc lane[tree_lanes];
-        for (std::int64_t t = first; t < last; ++t) {
-          partials[t] = tree_tile_reduce<Acc>(serial_team{}, lane, src, op, t, n);
+        for (std::int64_t t = first + begin; t < first + end; ++t) {
+          partials[t - first] = tree_tile_reduce<Acc>(serial_team{}, lane, src, op, t, n);
         }
       },
-      n);
+      (last - first) * tree_tile);
+}
+
+/// The tree's levels past the first, over the values of its first level.
+template <class Acc, class Op>
+Acc cpu_tree_upper(const cpu& policy, std::vector<Acc> level, const Op& op) {
+  while (level.size() > 1) {
+    std::vector<Acc> next(static_cast<std::size_t>(tree_level_size(static_cast<std::int64_t>(level.size()))));
+    cpu_tree_tiles(policy, array_source<Acc, Acc>{level.data()}, op, static_cast<std::int64_t>(level.size()), 0,
+                   static_cast<std::int64_t>(next.size()), next.data());
+    level.swap(next);
+  }
+  return level[0];
 }
 
 /// The tree's result over n ≥ 1 values.
 template <class Acc, class Src, class Op>
 Acc cpu_tree_reduce(const cpu& policy, const Src& src, const Op& op, std::int64_t n) {
   std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(n)));
-  cpu_tree_level(policy, src, op, n, level.data());
-  while (level.size() > 1) {
-    std::vector<Acc> next(static_cast<std::size_t>(tree_level_size(static_cast<std::int64_t>(level.size()))));
-    cpu_tree_level(policy, array_source<Acc, Acc>{level.data()}, op, static_cast<std::int64_t>(level.size()),
-                   next.data());
-    level.swap(next);
-  }
-  return level[0];
+  cpu_tree_tiles(policy, src, op, n, 0, static_cast<std::int64_t>(level.size()), level.data());
+  return cpu_tree_upper(policy, std::move(level), op);
 }
 
 /// *out = op(*out, v) as one host atomic: cuda::atomic_ref, the host twin of

@@ -120,45 +120,22 @@ struct cpu_output {
   }
 };
 
-template <class T>
-fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
-  check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+/// The descent of every output of W (N × L) from the learning rate in
+/// `report`: `gradient(n)` gives output n's gradient function, which takes
+/// (point, g, delta) with delta `delta_size` values of scratch. Outputs run in
+/// parallel when `parallel`. Fills report.outputs; calls `o.progress`.
+template <class T, class GradientOf>
+void cpu_descend(const cpu& policy, matrix<T> W, const gd_options& o, std::int64_t delta_size, bool parallel,
+                 const GradientOf& gradient, fit_report& report) {
+  std::int64_t const N = W.extent(0), L = W.extent(1);
   int const threads = cpu_thread_count(policy);
-  fit_report report;
-  report.formulation = resolve_formulation(o.formulation, K, L);
-  report.path = "cpu";
-  std::vector<T> A, B;
-  bool const gram = report.formulation == gd_formulation::gram;
-  if (gram) { cpu_gram(threads, X, Y, A, B); }
-  if (o.learning_rate) {
-    report.learning_rate = *o.learning_rate;
-  } else if (gram) {
-    std::vector<double> v(static_cast<std::size_t>(L)), u(v.size());
-    report.learning_rate =
-        automatic_learning_rate<T>(symmetric_power_iteration(serial_team{}, A.data(), L, v.data(), u.data()));
-  } else {
-    report.learning_rate = automatic_learning_rate<T>(cpu_direct_power_iteration(X));
-  }
+  (void)threads;
+  (void)parallel;
   descent_params<T> const p = make_descent_params<T>(o, report.learning_rate);
   report.outputs.resize(static_cast<std::size_t>(N));
-  // Outputs in parallel only when one iteration over all of them is work enough:
-  // a team for a small fit costs more than it saves, and on a busy machine one
-  // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
-  bool const parallel = N * L * (gram ? L : K) >= cpu_parallel_threshold;
-  (void)parallel;
-  auto const gradient = [&](std::int64_t n) {
-    return [&, n](const T* point, T* g, T* delta) {
-      if (gram) {
-        gram_gradient(serial_team{}, A.data(), B.data() + n * L, L, point, g);
-      } else {
-        direct_gradient<T>(X, Y, n, point, delta, g);
-      }
-    };
-  };
   std::vector<cpu_output<T>> outputs;
   outputs.reserve(static_cast<std::size_t>(N));
-  for (std::int64_t n = 0; n < N; ++n) { outputs.emplace_back(p, n, L, gram ? 0 : K, W.data_handle() + n * L); }
+  for (std::int64_t n = 0; n < N; ++n) { outputs.emplace_back(p, n, L, delta_size, W.data_handle() + n * L); }
   // Without a progress callback one budget covers the whole fit; with one, the
   // outputs advance together `progress_every` iterations at a time.
   std::int64_t const budget = o.progress ? o.progress_every : o.max_iterations;
@@ -183,6 +160,57 @@ fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y,
     if (now.running == 0) { break; }
   }
   for (std::int64_t n = 0; n < N; ++n) { report.outputs[n] = outputs[static_cast<std::size_t>(n)].state.report; }
+}
+
+/// The learning rate of a fit: the caller's, else from λmax(XᵀX), found by
+/// the power iteration on A (Gram) or by `direct_lambda()` (direct).
+template <class T, class DirectLambda>
+double cpu_learning_rate(const gd_options& o, bool gram, const std::vector<T>& A, std::int64_t L,
+                         const DirectLambda& direct_lambda) {
+  if (o.learning_rate) { return *o.learning_rate; }
+  if (gram) {
+    std::vector<double> v(static_cast<std::size_t>(L)), u(v.size());
+    return automatic_learning_rate<T>(symmetric_power_iteration(serial_team{}, A.data(), L, v.data(), u.data()));
+  }
+  return automatic_learning_rate<T>(direct_lambda());
+}
+
+/// For cpu_descend: output n's gradient, from A and B (Gram) or from X and Y
+/// (direct, then `after_direct(g)`, e.g. a sum over MPI ranks).
+template <class T, class AfterDirect>
+auto cpu_gradient_of(bool gram, const std::vector<T>& A, const std::vector<T>& B, matrix<const T> X,
+                     matrix<const T> Y, const AfterDirect& after_direct) {
+  const T* const a = A.data();
+  const T* const b = B.data();
+  return [=](std::int64_t n) {
+    return [=](const T* point, T* g, T* delta) {
+      std::int64_t const L = X.extent(1);
+      if (gram) {
+        gram_gradient(serial_team{}, a, b + n * L, L, point, g);
+      } else {
+        direct_gradient<T>(X, Y, n, point, delta, g);
+        after_direct(g);
+      }
+    };
+  };
+}
+
+template <class T>
+fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  fit_report report;
+  report.formulation = resolve_formulation(o.formulation, K, L);
+  report.path = "cpu";
+  std::vector<T> A, B;
+  bool const gram = report.formulation == gd_formulation::gram;
+  if (gram) { cpu_gram(cpu_thread_count(policy), X, Y, A, B); }
+  report.learning_rate = cpu_learning_rate<T>(o, gram, A, L, [&] { return cpu_direct_power_iteration(X); });
+  // Outputs in parallel only when one iteration over all of them is work enough:
+  // a team for a small fit costs more than it saves, and on a busy machine one
+  // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
+  bool const parallel = N * L * (gram ? L : K) >= cpu_parallel_threshold;
+  cpu_descend<T>(policy, W, o, gram ? 0 : K, parallel, cpu_gradient_of<T>(gram, A, B, X, Y, [](T*) {}), report);
   return report;
 }
 

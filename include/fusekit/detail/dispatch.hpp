@@ -23,9 +23,23 @@ struct transform_reduce_sum_tag {};
 struct scalar_result_tag {};  ///< run(scalar_result_tag, policy, enqueue): a host value from a call writing *out
 struct fit_tag {};
 struct predict_tag {};
+struct check_tag {};  ///< run(check_tag, policy, checks): a public function's argument checks
+
+/// Argument checks at a public entry point run where they are; a policy over
+/// several processes (fusekit::mpi) overloads this so that every rank throws
+/// when any rank's arguments fail.
+template <class Policy, class Checks>
+void run(check_tag, const Policy&, const Checks& checks) {
+  checks();
+}
+
+/// The execution policies: fusekit::cpu and fusekit::cuda, and those an
+/// optional header adds (fusekit::mpi in mpi.hpp) by specializing this.
+template <class Policy>
+struct is_execution_policy : std::bool_constant<std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda>> {};
 
 template <class Policy>
-inline constexpr bool is_policy_v = std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda>;
+inline constexpr bool is_policy_v = is_execution_policy<Policy>::value;
 
 /// Whether the backend of `Policy` for algorithm `Tag` has been included: the
 /// CPU's always is (the public headers include it); each cuda/*.cuh says so for

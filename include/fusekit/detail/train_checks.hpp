@@ -136,12 +136,13 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
 
 /// Checks every argument of `fit`; `count` counts a matrix's non-finite values.
 template <class T, class Count>
-void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count) {
+void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count,
+               bool rows_may_be_empty = false) {
   check_train_type<T>();
   const char* const f = "fusekit::fit";
-  FUSEKIT_EXPECTS(X.extent(0) > 0 && X.extent(1) > 0, std::string(f) + ": X is " + std::to_string(X.extent(0)) +
-                                                          " x " + std::to_string(X.extent(1)) +
-                                                          "; it needs at least one row (K) and one column (L)");
+  FUSEKIT_EXPECTS((X.extent(0) > 0 || rows_may_be_empty) && X.extent(1) > 0,
+                  std::string(f) + ": X is " + std::to_string(X.extent(0)) + " x " + std::to_string(X.extent(1)) +
+                      "; it needs at least one row (K) and one column (L)");
   FUSEKIT_EXPECTS(Y.extent(1) > 0, std::string(f) + ": Y has no columns; it needs at least one output (N)");
   FUSEKIT_EXPECTS(Y.extent(0) == X.extent(0), std::string(f) + ": Y has " + std::to_string(Y.extent(0)) +
                                                   " rows but X has " + std::to_string(X.extent(0)) +

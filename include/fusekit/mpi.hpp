@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// fusekit across the ranks of an MPI communicator, on the CPU (CMake
+/// component `fusekit::mpi`; link it, or MPI yourself, to use this header).
+///
+///     fusekit::mpi const world{MPI_COMM_WORLD};          // fusekit::cpu on each rank, MPI between them
+///     float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
+///     fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);
+///
+/// `fusekit::mpi{comm, local, offset}` is a policy like `fusekit::cpu`: every
+/// rank calls the same algorithm with its own shard, and every rank gets the
+/// whole result. A shard is a block of the global sequence (of the rows, for
+/// the trainer): after the lower ranks' shards (`offset` −1, the default), or
+/// at the global index `offset` the caller gives (the shards must then tile
+/// [0, n) without gaps or overlaps). Shards may be empty.
+///
+/// **Reproducibility across rank counts.**
+/// * `deterministic` sums, reduces and transform_reduces give the bits of the
+///   single-process call over the concatenated data, on every rank, for any
+///   number of ranks and any split: values before a rank's first tile boundary
+///   move to the owner of their tile, and only the per-tile results travel
+///   after that (detail/distributed_tree.hpp).
+/// * `naive_atomic`, `block_atomic` and `cub` reduce each shard as on one CPU,
+///   then `MPI_Allreduce` combines the P rank results (plus, or min and max):
+///   the single-process bound plus (P − 1)·u·Σ|rank results| for a sum, and
+///   bits that may change with P, the split and the MPI library.
+/// * `fit` with the Gram formulation sums XᵀX and YᵀX over each rank's rows,
+///   then over the ranks in rank order (one gather and broadcast), and every
+///   rank iterates the same L × L system: the same W and statuses on every
+///   rank, the same bits from run to run for a given P and split, and with one
+///   rank the bits of the single-process fit; across P, A and B differ by the
+///   order of their additions (|ΔA_ij| ≤ 2·K·u·Σ_k |x_ki x_kj|), and W by
+///   what that moves within the tolerance.
+/// * `fit` with the direct formulation sums each output's gradient over the
+///   ranks in rank order at every iteration (and the power iteration's
+///   products likewise): the same W and statuses on every rank; across P, the
+///   same bound as above for each gradient.
+/// * `transform` and `predict` are local: each rank's rows, no communication.
+///
+/// **Errors are collective.** An argument that fails on any rank throws
+/// `fusekit::invalid_argument` on every rank, with the message of the lowest
+/// such rank and its number, before anything is computed or communicated
+/// further; no rank is left waiting. L and N must agree on every rank.
+
+#include <fusekit/fusekit.hpp>
+#include <fusekit/detail/distributed_tree.hpp>
+
+// The C API only: MPI's deprecated C++ bindings are not needed (and warn).
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace fusekit {
+
+/// fusekit::cpu on every rank of `comm`, combined through MPI (see the file comment).
+struct mpi {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  cpu local{};              ///< each rank's own CPU policy (threads)
+  std::int64_t offset = -1;  ///< this rank's first global index; −1: after the lower ranks' shards
+
+  mpi() = default;
+  explicit mpi(MPI_Comm c, cpu l = {}, std::int64_t first = -1) : comm(c), local(l), offset(first) {}
+
+  /// This policy with this rank's shard at global index `first`.
+  [[nodiscard]] mpi at(std::int64_t first) const { return mpi(comm, local, first); }
+};
+
+namespace detail {
+
+template <> struct is_execution_policy<mpi> : std::true_type {};
+template <class Tag> struct backend_available<Tag, mpi> : std::true_type {};
+
+/// MPI's name for T.
+template <class T>
+MPI_Datatype mpi_type() {
+  if constexpr (std::is_same_v<T, float>) {
+    return MPI_FLOAT;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return MPI_DOUBLE;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return MPI_INT64_T;
+  } else {
+    static_assert(std::is_same_v<T, std::uint64_t>, "fusekit::mpi: float, double, int64_t or uint64_t");
+    return MPI_UINT64_T;
+  }
+}
+
+/// An MPI call that fails throws std::runtime_error naming the call (MPI's
+/// default handler aborts first unless the communicator returns errors).
+#define FUSEKIT_MPI_TRY(call)                                                                   \
+  do {                                                                                          \
+    if ((call) != MPI_SUCCESS) { throw std::runtime_error("fusekit: MPI call '" #call "' failed"); } \
+  } while (0)
+
+inline int mpi_rank(MPI_Comm comm) {
+  int r = 0;
+  FUSEKIT_MPI_TRY(MPI_Comm_rank(comm, &r));
+  return r;
+}
+
+inline int mpi_size(MPI_Comm comm) {
+  int s = 0;
+  FUSEKIT_MPI_TRY(MPI_Comm_size(comm, &s));
+  return s;
+}
+
+/// Runs this rank's argument checks; if any rank's failed, every rank throws
+/// the lowest failing rank's message (one MPI_Allreduce when all pass).
+template <class Checks>
+void collective_check(MPI_Comm comm, const Checks& checks) {
+  std::string message;
+  try {
+    checks();
+  } catch (const invalid_argument& e) {
+    message = e.what();
+  }
+  int const rank = mpi_rank(comm), size = mpi_size(comm);
+  int const mine = message.empty() ? size : rank;
+  int first = size;
+  FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) { return; }
+  int length = rank == first ? static_cast<int>(message.size()) : 0;
+  FUSEKIT_MPI_TRY(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  message.resize(static_cast<std::size_t>(length));
+  FUSEKIT_MPI_TRY(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
+  throw invalid_argument(message + " (rank " + std::to_string(first) + ")");
+}
+
+/// Every rank's shard (offset, size), the same on every rank.
+inline std::vector<shard> gather_layout(const mpi& policy, std::int64_t size) {
+  int const ranks = mpi_size(policy.comm);
+  std::int64_t const mine[2] = {policy.offset, size};
+  std::vector<std::int64_t> all(2 * static_cast<std::size_t>(ranks));
+  FUSEKIT_MPI_TRY(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, policy.comm));
+  std::vector<shard> layout(static_cast<std::size_t>(ranks));
+  std::int64_t next = 0;
+  for (std::size_t r = 0; r < layout.size(); ++r) {
+    layout[r].size = all[2 * r + 1];
+    layout[r].offset = all[2 * r] >= 0 ? all[2 * r] : next;  // −1: after the lower ranks
+    next = layout[r].offset + layout[r].size;
+  }
+  return layout;
+}
+
+/// v (count values, the same count on every rank) summed over the ranks in rank
+/// order, the same bits on every rank: gathered on rank 0, added, broadcast.
+template <class T>
+void ordered_allreduce_sum(MPI_Comm comm, T* v, std::int64_t count) {
+  int const ranks = mpi_size(comm), rank = mpi_rank(comm);
+  if (ranks == 1 || count == 0) { return; }
+  auto const c = static_cast<int>(count);
+  std::vector<T> all(rank == 0 ? static_cast<std::size_t>(count) * static_cast<std::size_t>(ranks) : 0);
+  FUSEKIT_MPI_TRY(MPI_Gather(v, c, mpi_type<T>(), all.data(), c, mpi_type<T>(), 0, comm));
+  if (rank == 0) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      T s = all[static_cast<std::size_t>(i)];
+      for (int r = 1; r < ranks; ++r) { s = s + all[static_cast<std::size_t>(r) * static_cast<std::size_t>(count) + static_cast<std::size_t>(i)]; }
+      v[i] = s;
+    }
+  }
+  FUSEKIT_MPI_TRY(MPI_Bcast(v, c, mpi_type<T>(), 0, comm));
+}
+
+/// init ⊕ the values `src` reads on every rank's shard, in the deterministic
+/// tree's order (detail/distributed_tree.hpp); the same bits on every rank.
+template <class Acc, class Src, class Op>
+Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, const Op& op,
+                    Acc init) {
+  std::vector<shard> const layout = gather_layout(policy, size);
+  check_layout(function, layout);  // every rank checks the same layout: the same exception everywhere
+  int const rank = mpi_rank(policy.comm), ranks = mpi_size(policy.comm);
+  std::vector<tree_exchange> plans;
+  for (int r = 0; r < ranks; ++r) { plans.push_back(plan_tree_exchange(layout, r)); }
+  tree_exchange const& x = plans[static_cast<std::size_t>(rank)];
+  if (x.n == 0) { return init; }
+
+  // Heads to their tiles' owners, placed in the tail by the senders' offsets.
+  std::vector<Acc> head(static_cast<std::size_t>(x.head));
+  for (std::int64_t i = 0; i < x.head; ++i) { head[static_cast<std::size_t>(i)] = src(i); }
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0), send_displs(send_counts.size(), 0);
+  std::vector<int> recv_counts(send_counts.size(), 0), recv_displs(send_counts.size(), 0);
+  if (x.head > 0) { send_counts[static_cast<std::size_t>(x.head_owner)] = static_cast<int>(x.head); }
+  int at = 0;
+  for (int r : x.recv_order) {
+    recv_counts[static_cast<std::size_t>(r)] = static_cast<int>(x.recv_counts[static_cast<std::size_t>(r)]);
+    recv_displs[static_cast<std::size_t>(r)] = at;
+    at += recv_counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<Acc> tail(static_cast<std::size_t>(x.tail));
+  FUSEKIT_MPI_TRY(MPI_Alltoallv(head.data(), send_counts.data(), send_displs.data(), mpi_type<Acc>(), tail.data(),
+                                recv_counts.data(), recv_displs.data(), mpi_type<Acc>(), policy.comm));
+
+  // This rank's tiles, then every rank's tile results in place, then the upper levels.
+  std::vector<Acc> const mine =
+      owned_tile_results<Acc>(policy.local, src, layout[static_cast<std::size_t>(rank)], tail.data(), x, op);
+  std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(x.n)));
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
+  for (int r = 0; r < ranks; ++r) {
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(plans[static_cast<std::size_t>(r)].end_tile - plans[static_cast<std::size_t>(r)].first_tile);
+    displs[static_cast<std::size_t>(r)] = static_cast<int>(plans[static_cast<std::size_t>(r)].first_tile);
+  }
+  FUSEKIT_MPI_TRY(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), mpi_type<Acc>(), level.data(),
+                                 counts.data(), displs.data(), mpi_type<Acc>(), policy.comm));
+  return op(init, cpu_tree_upper(policy.local, std::move(level), op));
+}
+
+/// init ⊕ every rank's values with `algorithm` (checked by the caller).
+template <class Acc, class Src, class Op>
+Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size,
+               reduce_algorithm algorithm, const Op& op, Acc init) {
+  if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
+  constexpr bool engine_op = std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>;
+  collective_check(policy.comm, [&] {
+    FUSEKIT_EXPECTS(engine_op, std::string(function) + " (mpi): reduce_algorithm::" + to_string(algorithm) +
+                                   " combines the ranks with MPI_Allreduce, which takes plus, minimum or maximum; "
+                                   "use deterministic for another op");
+  });
+  if constexpr (engine_op) {
+    // Each rank from the op's identity (a sum's 0, min's and max's init), then the engine.
+    Acc const start = std::is_same_v<Op, plus> ? Acc(0) : init;
+    Acc const local = cpu_reduce(policy.local, src, size, algorithm, op, start);
+    Acc all = local;
+    MPI_Op const mpi_op = std::is_same_v<Op, plus> ? MPI_SUM : std::is_same_v<Op, minimum> ? MPI_MIN : MPI_MAX;
+    FUSEKIT_MPI_TRY(MPI_Allreduce(&local, &all, 1, mpi_type<Acc>(), mpi_op, policy.comm));
+    return op(init, all);
+  } else {
+    return init;
+  }
+}
+
+template <class Checks>
+void run(check_tag, const mpi& policy, const Checks& checks) {
+  collective_check(policy.comm, checks);
+}
+
+template <class Out, class Op, class... Ins>
+void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  run(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  const char* const f = "fusekit::reduce_sum";
+  collective_check(policy.comm, [&] {
+    check_reduce(f, in, out);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  *out = mpi_reduce(f, policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()),
+                    algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce_sum";
+  std::int64_t n = 0;
+  collective_check(policy.comm, [&] {
+    n = check_transform_reduce(f, out, ins...);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  *out = mpi_reduce(f, policy, make_transform_source<Acc>(op, ins...), n, algorithm, plus{}, Acc(0));
+}
+
+template <class T, class Acc, class Op>
+void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+         reduce_algorithm algorithm) {
+  collective_check(policy.comm, [&] {
+    check_reduce_views("fusekit::reduce", in, out);
+    check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
+  });
+  *out = mpi_reduce("fusekit::reduce", policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                    static_cast<std::int64_t>(in.size()), algorithm, op, init);
+}
+
+template <class R, class Enqueue>
+R run(scalar_result_tag, const mpi&, accumulate_in<R>, const Enqueue& enqueue) {
+  R value{};
+  enqueue(&value);
+  return value;
+}
+
+template <class T>
+fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  const char* const f = "fusekit::fit";
+  MPI_Comm const comm = policy.comm;
+  int const ranks = mpi_size(comm);
+  collective_check(comm, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{policy.local}, true); });
+  // L and N agree, and some rank has rows.
+  std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
+  std::vector<std::int64_t> all(3 * static_cast<std::size_t>(ranks));
+  FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, comm));
+  std::int64_t K = 0;
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  for (int r = 0; r < ranks; ++r) {
+    K += all[3 * static_cast<std::size_t>(r)];
+    FUSEKIT_EXPECTS(all[3 * static_cast<std::size_t>(r) + 1] == all[1] && all[3 * static_cast<std::size_t>(r) + 2] == all[2],
+                    std::string(f) + " (mpi): rank " + std::to_string(r) + " has L = " +
+                        std::to_string(all[3 * static_cast<std::size_t>(r) + 1]) + ", N = " +
+                        std::to_string(all[3 * static_cast<std::size_t>(r) + 2]) + " but rank 0 has L = " +
+                        std::to_string(all[1]) + ", N = " + std::to_string(all[2]) + "; every rank needs the same");
+  }
+  FUSEKIT_EXPECTS(K > 0, std::string(f) + " (mpi): no rank has a row of X; K must be at least 1");
+
+  fit_report report;
+  report.formulation = resolve_formulation(o.formulation, K, L);
+  report.path = "mpi";
+  bool const gram = report.formulation == gd_formulation::gram;
+  std::vector<T> A, B;
+  if (gram) {
+    cpu_gram(cpu_thread_count(policy.local), X, Y, A, B);
+    ordered_allreduce_sum(comm, A.data(), L * L);
+    ordered_allreduce_sum(comm, B.data(), N * L);
+  }
+  // The direct formulation's λ as one process finds it: Xᵀ(X v) on each rank's rows, summed over the ranks.
+  report.learning_rate = cpu_learning_rate<T>(o, gram, A, L, [&] {
+    std::vector<double> v(static_cast<std::size_t>(L)), u(v.size()), t(static_cast<std::size_t>(X.extent(0)));
+    normal_operator<T> const local{X, t.data()};
+    return power_iteration(serial_team{}, L, v.data(), u.data(), [&](const double* in, double* out) {
+      local(in, out);
+      ordered_allreduce_sum(comm, out, L);
+    });
+  });
+  // Gram: no communication in the iterations, so outputs may run in parallel.
+  // Direct: every gradient is summed over the ranks, outputs one after another.
+  bool const parallel = gram && N * L * L >= cpu_parallel_threshold;
+  cpu_descend<T>(policy.local, W, o, gram ? 0 : X.extent(0), parallel,
+                 cpu_gradient_of<T>(gram, A, B, X, Y, [&](T* g) { ordered_allreduce_sum(comm, g, L); }), report);
+  return report;
+}
+
+template <class T>
+void run(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  run(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
+}
+
+}  // namespace detail
+}  // namespace fusekit

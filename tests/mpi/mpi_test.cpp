@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// fusekit::mpi under mpirun (ctest runs this with 1, 2, 3 and 4 ranks).
+// Every rank builds the same global data and the same random splits from one
+// seed, takes its shard, and checks the distributed result against the
+// single-process call over all the data, which it computes too:
+//   * deterministic sums, reduces and transform_reduces: the same bits, for
+//     random splits with empty shards, shards of one value and shards given at
+//     explicit offsets in any rank order;
+//   * the other algorithms: within their bound;
+//   * fit (Gram and direct): the same W and statuses on every rank, the
+//     single-process W within the bound (its bits with one rank);
+//   * bad input on one rank: every rank throws the same invalid_argument.
+#include <fusekit/mpi.hpp>
+
+#include "../common/test_support.hpp"
+#include "../common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank_here() { return fusekit::detail::mpi_rank(MPI_COMM_WORLD); }
+int ranks_here() { return fusekit::detail::mpi_size(MPI_COMM_WORLD); }
+
+// Random cut points: every rank draws the same ones (same seed). Some shards
+// are empty, some hold one value.
+std::vector<fusekit::detail::shard> split(std::int64_t n, std::mt19937& rng) {
+  int const ranks = ranks_here();
+  std::vector<std::int64_t> cuts{0, n};
+  for (int r = 1; r < ranks; ++r) {
+    switch (rng() % 4) {
+      case 0: cuts.push_back(cuts[rng() % cuts.size()]); break;
+      case 1: cuts.push_back(std::min<std::int64_t>(n, cuts[rng() % cuts.size()] + 1)); break;
+      default: cuts.push_back(n > 0 ? static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1)) : 0);
+    }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<fusekit::detail::shard> pieces;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) { pieces.push_back({cuts[k], cuts[k + 1] - cuts[k]}); }
+  return pieces;
+}
+
+template <class T>
+std::vector<T> values(std::int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) { x = static_cast<T>(u(rng) * (rng() % 5 == 0 ? 1e5 : 1.0)); }
+  return v;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+TEST(Mpi, DeterministicSumHasTheSingleProcessBitsForAnySplit) {
+  std::mt19937 rng(1234);
+  std::int64_t const tile = fusekit::detail::tree_tile;
+  std::vector<std::int64_t> sizes = {0, 1, 2, 7, tile - 1, tile, tile + 1, 3 * tile + 5, 100003};
+  for (int trial = 0; trial < 12; ++trial) { sizes.push_back(static_cast<std::int64_t>(rng() % (6 * tile))); }
+  int const me = rank_here();
+  for (std::int64_t n : sizes) {
+    auto const x = values<float>(n, static_cast<unsigned>(n) + 5);
+    float const single = fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic);
+    for (int layout = 0; layout < 3; ++layout) {
+      auto pieces = split(n, rng);
+      if (layout == 2) { std::shuffle(pieces.begin(), pieces.end(), rng); }  // rank r holds any piece
+      auto const& mine = pieces[static_cast<std::size_t>(me)];
+      ::cuda::std::span<const float> const shard(x.data() + mine.offset, static_cast<std::size_t>(mine.size));
+      // Layout 0: the implicit split (the pieces in rank order); 1 and 2: explicit offsets.
+      fusekit::mpi const world = layout == 0 ? fusekit::mpi{MPI_COMM_WORLD} : fusekit::mpi{MPI_COMM_WORLD}.at(mine.offset);
+      float const got = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic);
+      ASSERT_TRUE(same_bits(got, single)) << "n " << n << ", layout " << layout << ": " << got << " vs " << single;
+      double const got_d = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic,
+                                        fusekit::accumulate_in<double>{});
+      double const single_d = fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic,
+                                           fusekit::accumulate_in<double>{});
+      ASSERT_TRUE(same_bits(got_d, single_d)) << "n " << n;
+    }
+  }
+}
+
+TEST(Mpi, DeterministicReduceAndTransformReduceToo) {
+  std::mt19937 rng(77);
+  std::int64_t const n = 5 * fusekit::detail::tree_tile + 321;
+  auto const a = values<float>(n, 1), b = values<float>(n, 2);
+  auto const pieces = split(n, rng);
+  auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
+  ::cuda::std::span<const float> const sa(a.data() + mine.offset, static_cast<std::size_t>(mine.size));
+  ::cuda::std::span<const float> const sb(b.data() + mine.offset, static_cast<std::size_t>(mine.size));
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  auto const det = fusekit::reduce_algorithm::deterministic;
+  double const dot = fusekit::transform_reduce(world, det, fusekit::accumulate_in<double>{}, fusekit::weigh{}, sa, sb);
+  double const dot1 = fusekit::transform_reduce(fusekit::cpu{}, det, fusekit::accumulate_in<double>{}, fusekit::weigh{},
+                                                ::cuda::std::span<const float>(a), ::cuda::std::span<const float>(b));
+  EXPECT_TRUE(same_bits(dot, dot1));
+  float lo = 0, lo1 = 0, hi = 0, hi1 = 0;
+  fusekit::reduce(world, sa, &lo, fusekit::minimum{}, INFINITY);
+  fusekit::reduce(fusekit::cpu{}, ::cuda::std::span<const float>(a), &lo1, fusekit::minimum{}, INFINITY);
+  fusekit::reduce(world, sa, &hi, fusekit::maximum{}, -INFINITY, fusekit::reduce_algorithm::cub);  // MPI_MAX
+  fusekit::reduce(fusekit::cpu{}, ::cuda::std::span<const float>(a), &hi1, fusekit::maximum{}, -INFINITY);
+  EXPECT_EQ(lo, lo1);
+  EXPECT_EQ(hi, hi1);
+}
+
+TEST(Mpi, OtherAlgorithmsAreWithinTheirBound) {
+  std::mt19937 rng(5);
+  std::int64_t const n = 200001;
+  auto const x = values<float>(n, 9);
+  long double abs_sum = 0;
+  long double const exact = fusekit::test::exact_sum(x, &abs_sum);
+  auto const pieces = split(n, rng);
+  auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
+  ::cuda::std::span<const float> const shard(x.data() + mine.offset, static_cast<std::size_t>(mine.size));
+  for (auto a : {fusekit::reduce_algorithm::naive_atomic, fusekit::reduce_algorithm::block_atomic,
+                 fusekit::reduce_algorithm::cub}) {
+    double const s = fusekit::sum(fusekit::mpi{MPI_COMM_WORLD}, shard, a, fusekit::accumulate_in<double>{});
+    EXPECT_LE(std::fabs(static_cast<long double>(s) - exact), 1e-12L * abs_sum * n) << fusekit::to_string(a);
+  }
+}
+
+// W and the statuses of every rank, compared with rank 0's bytes.
+template <class T>
+bool same_on_every_rank(const std::vector<T>& w, const fusekit::fit_report& r) {
+  std::vector<double> mine(w.begin(), w.end());
+  for (const auto& o : r.outputs) { mine.push_back(static_cast<double>(static_cast<int>(o.status))); }
+  std::vector<double> root = mine;
+  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  int const same = std::memcmp(root.data(), mine.data(), mine.size() * sizeof(double)) == 0 ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+TEST(Mpi, FitMatchesTheSingleProcessFitOnEveryRank) {
+  std::int64_t const K = 3001, L = 6, N = 3;
+  auto const p = fusekit::test::make_problem<double>(K, L, N, 3, false, 0.01);
+  std::mt19937 rng(11);
+  auto const pieces = split(K, rng);  // blocks of rows; some ranks may have none
+  auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  cm const X(p.X.data() + mine.offset * L, mine.size, L), Y(p.Y.data() + mine.offset * N, mine.size, N);
+  for (auto f : {fusekit::gd_formulation::gram, fusekit::gd_formulation::direct}) {
+    fusekit::gd_options o;
+    o.formulation = f;
+    o.tolerance = 1e-14;
+    o.max_iterations = 5000;
+    std::vector<double> W(N * L, 0.0), W1(N * L, 0.0);
+    auto const r = fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, m(W.data(), N, L), o);
+    auto const r1 = fusekit::fit(fusekit::cpu{}, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W1.data(), N, L), o);
+    EXPECT_TRUE(same_on_every_rank(W, r)) << "formulation " << static_cast<int>(f);
+    for (std::size_t n = 0; n < r.outputs.size(); ++n) { EXPECT_EQ(r.outputs[n].status, r1.outputs[n].status); }
+    EXPECT_EQ(r.learning_rate > 0, true);
+    for (std::size_t i = 0; i < W.size(); ++i) {
+      if (ranks_here() == 1) {
+        EXPECT_TRUE(same_bits(W[i], W1[i])) << i;  // one rank: the single-process fit, bit for bit
+      } else {
+        EXPECT_NEAR(W[i], W1[i], 1e-9 * (1 + std::fabs(W1[i]))) << i;
+      }
+    }
+    // predict is local: each rank's rows.
+    std::vector<double> Y_hat(static_cast<std::size_t>(mine.size * N));
+    fusekit::predict(fusekit::mpi{MPI_COMM_WORLD}, X, cm(W.data(), N, L), m(Y_hat.data(), mine.size, N));
+    for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], Y.data_handle()[i], 0.1); }
+  }
+}
+
+// The documentation's snippets (tests/snippets/check_snippets.py finds them in README.md and mpi.hpp).
+TEST(Mpi, DocumentationSnippets) {
+  std::int64_t const K = 64, L = 3, N = 2;
+  auto const p = fusekit::test::make_problem<double>(K, L, N, 4, false, 0.0);
+  std::vector<float> my_shard(1000, 0.5f);
+  fusekit::matrix<const double> const my_X_rows(p.X.data(), K, L), my_Y_rows(p.Y.data(), K, N);
+  std::vector<double> w(N * L, 0.0);
+  fusekit::matrix<double> const W(w.data(), N, L);
+  fusekit::gd_options options;
+  {
+    // snippet: README.md
+    fusekit::mpi const world{MPI_COMM_WORLD};
+    float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
+    fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);
+    // end snippet
+    EXPECT_EQ(s, 500.0f * static_cast<float>(ranks_here()));
+    EXPECT_TRUE(r.all_converged());
+  }
+  {
+    // snippet: include/fusekit/mpi.hpp
+    fusekit::mpi const world{MPI_COMM_WORLD};          // fusekit::cpu on each rank, MPI between them
+    float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
+    fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);
+    // end snippet
+    EXPECT_EQ(s, 500.0f * static_cast<float>(ranks_here()));
+    EXPECT_TRUE(r.all_converged());
+  }
+}
+
+// Bad input on one rank: every rank throws, with that rank's message; none waits.
+TEST(Mpi, BadInputOnOneRankThrowsOnEveryRank) {
+  int const last = ranks_here() - 1;
+  std::vector<float> x(100, 1.0f);
+  ::cuda::std::span<const float> const bad(static_cast<const float*>(nullptr), std::size_t{5});
+  ::cuda::std::span<const float> const good(x);
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  try {
+    (void)fusekit::sum(world, rank_here() == last ? bad : good);
+    ADD_FAILURE() << "no exception";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("(rank " + std::to_string(last) + ")"), std::string::npos) << e.what();
+  }
+  // Shards with a gap: every rank sees the same layout and throws the same.
+  std::int64_t const offset = rank_here() == last ? 1000000 : 100 * rank_here();
+  EXPECT_THROW((void)fusekit::sum(world.at(offset), good), fusekit::invalid_argument);
+  // L differs on one rank.
+  std::vector<double> X(20, 1.0), Y(10, 1.0), W(4, 0.0);
+  std::int64_t const L = rank_here() == last && ranks_here() > 1 ? 2 : 1;
+  try {
+    (void)fusekit::fit(world, fusekit::matrix<const double>(X.data(), 10 / L, L),
+                       fusekit::matrix<const double>(Y.data(), 10 / L, 1), fusekit::matrix<double>(W.data(), 1, L));
+    if (ranks_here() > 1) { ADD_FAILURE() << "no exception"; }
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("every rank needs the same"), std::string::npos) << e.what();
+  }
+  // Everyone is still here.
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (rank_here() != 0) {  // one rank prints; every rank checks (mpirun fails if any rank fails)
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int const failed = RUN_ALL_TESTS();
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank_here() == 0) { std::printf("fusekit mpi test: %d ranks, %s\n", ranks_here(), any ? "FAILED" : "passed"); }
+  MPI_Finalize();
+  return any;
+}
