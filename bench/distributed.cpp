@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
   for (std::int64_t n : sizes) {
     std::int64_t const begin = n * rank / ranks, end = n * (rank + 1) / ranks;
     std::vector<float> shard(static_cast<std::size_t>(end - begin));
-    for (std::int64_t i = begin; i < end; ++i) { shard[static_cast<std::size_t>(i - begin)] = value_at(static_cast<std::uint64_t>(i)); }
+    for (std::int64_t i = begin; i < end; ++i) {
+      shard[static_cast<std::size_t>(i - begin)] = value_at(static_cast<std::uint64_t>(i));
+    }
     for (auto a : {fusekit::reduce_algorithm::deterministic, fusekit::reduce_algorithm::cub}) {
       float sink = 0;
       double const s = timed(repeats, [&] { sink += fusekit::sum(world, shard, a); });
@@ -103,8 +105,12 @@ int main(int argc, char** argv) {
   std::int64_t const K = std::int64_t{1} << 15, L = 16, N = 4;
   std::int64_t const row0 = K * rank / ranks, row1 = K * (rank + 1) / ranks, rows = row1 - row0;
   std::vector<double> X(static_cast<std::size_t>(rows * L)), Y(static_cast<std::size_t>(rows * N));
-  for (std::int64_t i = 0; i < rows * L; ++i) { X[static_cast<std::size_t>(i)] = value_at(static_cast<std::uint64_t>(row0 * L + i)); }
-  for (std::int64_t i = 0; i < rows * N; ++i) { Y[static_cast<std::size_t>(i)] = value_at(static_cast<std::uint64_t>(1u << 30) + static_cast<std::uint64_t>(row0 * N + i)); }
+  for (std::int64_t i = 0; i < rows * L; ++i) {
+    X[static_cast<std::size_t>(i)] = value_at(static_cast<std::uint64_t>(row0 * L + i));
+  }
+  for (std::int64_t i = 0; i < rows * N; ++i) {
+    Y[static_cast<std::size_t>(i)] = value_at((std::uint64_t{1} << 30) + static_cast<std::uint64_t>(row0 * N + i));
+  }
   for (auto f : {fusekit::gd_formulation::gram, fusekit::gd_formulation::direct}) {
     fusekit::gd_options o;
     o.formulation = f;

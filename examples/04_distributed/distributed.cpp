@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
   // ---- the sum: rank r holds values [n·r/P, n·(r+1)/P) ---------------------------
   std::int64_t const begin = n * rank / ranks, end = n * (rank + 1) / ranks;
   std::vector<float> shard(static_cast<std::size_t>(end - begin));
-  for (std::int64_t i = begin; i < end; ++i) { shard[static_cast<std::size_t>(i - begin)] = value_at(static_cast<std::uint64_t>(i)); }
+  for (std::int64_t i = begin; i < end; ++i) {
+    shard[static_cast<std::size_t>(i - begin)] = value_at(static_cast<std::uint64_t>(i));
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   auto t0 = std::chrono::steady_clock::now();
   float const total = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic);
@@ -79,7 +81,9 @@ int main(int argc, char** argv) {
   // ---- the trainer: rank r holds a block of rows -----------------------------------
   std::int64_t const K = 200000, L = 16, N = 4;
   std::vector<double> W_true(static_cast<std::size_t>(N * L));
-  for (std::int64_t i = 0; i < N * L; ++i) { W_true[static_cast<std::size_t>(i)] = 2.0 * value_at(static_cast<std::uint64_t>(n + i)) - 1.0; }
+  for (std::int64_t i = 0; i < N * L; ++i) {
+    W_true[static_cast<std::size_t>(i)] = 2.0 * value_at(static_cast<std::uint64_t>(n + i)) - 1.0;
+  }
   std::int64_t const row0 = K * rank / ranks, row1 = K * (rank + 1) / ranks, rows = row1 - row0;
   std::vector<double> X(static_cast<std::size_t>(rows * L)), Y(static_cast<std::size_t>(rows * N));
   for (std::int64_t k = 0; k < rows; ++k) {
@@ -88,7 +92,9 @@ int main(int argc, char** argv) {
     }
     for (std::int64_t j = 0; j < N; ++j) {
       double y = 0;
-      for (std::int64_t l = 0; l < L; ++l) { y += X[static_cast<std::size_t>(k * L + l)] * W_true[static_cast<std::size_t>(j * L + l)]; }
+      for (std::int64_t l = 0; l < L; ++l) {
+        y += X[static_cast<std::size_t>(k * L + l)] * W_true[static_cast<std::size_t>(j * L + l)];
+      }
       Y[static_cast<std::size_t>(k * N + j)] = y;
     }
   }

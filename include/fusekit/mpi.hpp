@@ -143,14 +143,7 @@ inline std::vector<shard> gather_layout(const mpi& policy, std::int64_t size) {
   std::int64_t const mine[2] = {policy.offset, size};
   std::vector<std::int64_t> all(2 * static_cast<std::size_t>(ranks));
   FUSEKIT_MPI_TRY(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, policy.comm));
-  std::vector<shard> layout(static_cast<std::size_t>(ranks));
-  std::int64_t next = 0;
-  for (std::size_t r = 0; r < layout.size(); ++r) {
-    layout[r].size = all[2 * r + 1];
-    layout[r].offset = all[2 * r] >= 0 ? all[2 * r] : next;  // −1: after the lower ranks
-    next = layout[r].offset + layout[r].size;
-  }
-  return layout;
+  return layout_from(all);
 }
 
 /// v (count values, the same count on every rank) summed over the ranks in rank
@@ -163,9 +156,10 @@ void ordered_allreduce_sum(MPI_Comm comm, T* v, std::int64_t count) {
   std::vector<T> all(rank == 0 ? static_cast<std::size_t>(count) * static_cast<std::size_t>(ranks) : 0);
   FUSEKIT_MPI_TRY(MPI_Gather(v, c, mpi_type<T>(), all.data(), c, mpi_type<T>(), 0, comm));
   if (rank == 0) {
+    auto const at = [&](int r, std::int64_t i) { return all[static_cast<std::size_t>(r * count + i)]; };
     for (std::int64_t i = 0; i < count; ++i) {
-      T s = all[static_cast<std::size_t>(i)];
-      for (int r = 1; r < ranks; ++r) { s = s + all[static_cast<std::size_t>(r) * static_cast<std::size_t>(count) + static_cast<std::size_t>(i)]; }
+      T s = at(0, i);
+      for (int r = 1; r < ranks; ++r) { s = s + at(r, i); }
       v[i] = s;
     }
   }
@@ -206,9 +200,9 @@ Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std
       owned_tile_results<Acc>(policy.local, src, layout[static_cast<std::size_t>(rank)], tail.data(), x, op);
   std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(x.n)));
   std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
-  for (int r = 0; r < ranks; ++r) {
-    counts[static_cast<std::size_t>(r)] = static_cast<int>(plans[static_cast<std::size_t>(r)].end_tile - plans[static_cast<std::size_t>(r)].first_tile);
-    displs[static_cast<std::size_t>(r)] = static_cast<int>(plans[static_cast<std::size_t>(r)].first_tile);
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    counts[r] = static_cast<int>(plans[r].end_tile - plans[r].first_tile);
+    displs[r] = static_cast<int>(plans[r].first_tile);
   }
   FUSEKIT_MPI_TRY(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), mpi_type<Acc>(), level.data(),
                                  counts.data(), displs.data(), mpi_type<Acc>(), policy.comm));
@@ -299,19 +293,10 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   collective_check(comm, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{policy.local}, true); });
   // L and N agree, and some rank has rows.
   std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
-  std::vector<std::int64_t> all(3 * static_cast<std::size_t>(ranks));
-  FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, comm));
-  std::int64_t K = 0;
+  std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
+  FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, shapes.data(), 3, MPI_INT64_T, comm));
+  std::int64_t const K = rows_in_all(std::string(f) + " (mpi)", shapes);
   std::int64_t const L = X.extent(1), N = Y.extent(1);
-  for (int r = 0; r < ranks; ++r) {
-    K += all[3 * static_cast<std::size_t>(r)];
-    FUSEKIT_EXPECTS(all[3 * static_cast<std::size_t>(r) + 1] == all[1] && all[3 * static_cast<std::size_t>(r) + 2] == all[2],
-                    std::string(f) + " (mpi): rank " + std::to_string(r) + " has L = " +
-                        std::to_string(all[3 * static_cast<std::size_t>(r) + 1]) + ", N = " +
-                        std::to_string(all[3 * static_cast<std::size_t>(r) + 2]) + " but rank 0 has L = " +
-                        std::to_string(all[1]) + ", N = " + std::to_string(all[2]) + "; every rank needs the same");
-  }
-  FUSEKIT_EXPECTS(K > 0, std::string(f) + " (mpi): no rank has a row of X; K must be at least 1");
 
   fit_report report;
   report.formulation = resolve_formulation(o.formulation, K, L);

@@ -144,13 +144,7 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
                       Acc* out) {
   cudaStream_t const s = p.local.stream;
   int const rank = nccl_rank(p), ranks = nccl_size(p);
-  std::vector<std::int64_t> const all = nccl_allgather_host(p, std::vector<std::int64_t>{p.offset, size});
-  std::vector<shard> layout(static_cast<std::size_t>(ranks));
-  std::int64_t next = 0;
-  for (std::size_t r = 0; r < layout.size(); ++r) {
-    layout[r] = {all[2 * r] >= 0 ? all[2 * r] : next, all[2 * r + 1]};
-    next = layout[r].offset + layout[r].size;
-  }
+  std::vector<shard> const layout = layout_from(nccl_allgather_host(p, std::vector<std::int64_t>{p.offset, size}));
   check_layout(function, layout);  // the same layout everywhere: the same exception everywhere
   std::vector<tree_exchange> plans;
   for (int r = 0; r < ranks; ++r) { plans.push_back(plan_tree_exchange(layout, r)); }
@@ -178,8 +172,8 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
   // This rank's tiles into the first level, at their place; then every owner broadcasts its tiles.
   stream_buffer<std::byte> const temp(p.local, static_cast<std::int64_t>(tree_temp_bytes<Acc>(x.n)));
   std::int64_t const tiles = tree_level_size(x.n);
-  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()),
-                           reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
+  std::size_t const second = align_up(static_cast<std::size_t>(tiles) * sizeof(Acc));
+  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()), reinterpret_cast<Acc*>(temp.get() + second)};
   const shard& me = layout[static_cast<std::size_t>(rank)];
   Acc* const level = tiles == 1 ? out : buffers[0];
   if (x.end_tile > x.first_tile) {
@@ -199,8 +193,9 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
   for (int r = 0; r < ranks; ++r) {
     const tree_exchange& y = plans[static_cast<std::size_t>(r)];
     if (y.end_tile == y.first_tile) { continue; }
-    FUSEKIT_NCCL_TRY(ncclBroadcast(level + y.first_tile, level + y.first_tile,
-                                   static_cast<std::size_t>(y.end_tile - y.first_tile), nccl_type<Acc>(), r, p.comm, s));
+    auto const count = static_cast<std::size_t>(y.end_tile - y.first_tile);
+    Acc* const at = level + y.first_tile;
+    FUSEKIT_NCCL_TRY(ncclBroadcast(at, at, count, nccl_type<Acc>(), r, p.comm, s));
   }
   FUSEKIT_NCCL_TRY(ncclGroupEnd());
   gpu_tree_upper_levels(buffers, tiles, op, out, init, s, 0);
@@ -275,26 +270,20 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
                     std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
     expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle());
   });
-  std::vector<std::int64_t> const all = nccl_allgather_host(p, std::vector<std::int64_t>{X.extent(0), X.extent(1), Y.extent(1)});
-  std::int64_t K = 0;
-  for (std::size_t r = 0; 3 * r < all.size(); ++r) {
-    K += all[3 * r];
-    FUSEKIT_EXPECTS(all[3 * r + 1] == all[1] && all[3 * r + 2] == all[2],
-                    std::string(f) + " (nccl): rank " + std::to_string(r) + " has L = " + std::to_string(all[3 * r + 1]) +
-                        ", N = " + std::to_string(all[3 * r + 2]) + " but rank 0 has L = " + std::to_string(all[1]) +
-                        ", N = " + std::to_string(all[2]) + "; every rank needs the same");
-  }
-  FUSEKIT_EXPECTS(K > 0, std::string(f) + " (nccl): no rank has a row of X; K must be at least 1");
+  std::vector<std::int64_t> const shapes = {X.extent(0), X.extent(1), Y.extent(1)};
+  (void)rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));  // L, N agree; K ≥ 1
   gd_options gram = o;
   gram.formulation = gd_formulation::gram;
   std::int64_t const L = X.extent(1), N = Y.extent(1);
+  auto const sum_over_ranks = [&](T* values, std::int64_t count) {
+    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
+                                   p.local.stream));
+  };
   fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, fit_path::automatic, nullptr,
                                       [&](cublasHandle_t h, T* A, T* B) {
                                         gram_matrices<T>(h, X, Y, A, B);
-                                        FUSEKIT_NCCL_TRY(ncclAllReduce(A, A, static_cast<std::size_t>(L * L),
-                                                                       nccl_type<T>(), ncclSum, p.comm, p.local.stream));
-                                        FUSEKIT_NCCL_TRY(ncclAllReduce(B, B, static_cast<std::size_t>(N * L),
-                                                                       nccl_type<T>(), ncclSum, p.comm, p.local.stream));
+                                        sum_over_ranks(A, L * L);
+                                        sum_over_ranks(B, N * L);
                                       });
   report.path = std::strcmp(report.path, "single_launch") == 0 ? "nccl/single_launch" : "nccl/cublas";
   return report;

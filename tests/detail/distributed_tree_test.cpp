@@ -49,9 +49,10 @@ Acc simulated_sum(const std::vector<T>& data, const std::vector<shard>& layout) 
   for (int r = 0; r < ranks; ++r) {
     for (int from : plans[static_cast<std::size_t>(r)].recv_order) {
       const shard& s = layout[static_cast<std::size_t>(from)];
-      EXPECT_EQ(plans[static_cast<std::size_t>(from)].head_owner, r);
-      EXPECT_EQ(plans[static_cast<std::size_t>(from)].head, plans[static_cast<std::size_t>(r)].recv_counts[static_cast<std::size_t>(from)]);
-      for (std::int64_t i = 0; i < plans[static_cast<std::size_t>(from)].head; ++i) {
+      const auto& sender = plans[static_cast<std::size_t>(from)];
+      EXPECT_EQ(sender.head_owner, r);
+      EXPECT_EQ(sender.head, plans[static_cast<std::size_t>(r)].recv_counts[static_cast<std::size_t>(from)]);
+      for (std::int64_t i = 0; i < sender.head; ++i) {
         tails[static_cast<std::size_t>(r)].push_back(static_cast<Acc>(data[static_cast<std::size_t>(s.offset + i)]));
       }
     }
@@ -90,7 +91,8 @@ TEST(DistributedTree, AnySplitGivesTheSingleProcessBits) {
   std::int64_t const tile = fusekit::detail::tree_tile;
   for (int trial = 0; trial < 300; ++trial) {
     int const ranks = 1 + static_cast<int>(rng() % 7);
-    std::int64_t const n = trial < 40 ? trial : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(5 * tile + 40));
+    auto const random_n = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(5 * tile + 40));
+    std::int64_t const n = trial < 40 ? trial : random_n;
     auto const data = random_values<float>(n, rng);
     auto const layout = random_layout(n, ranks, rng);
     float const expected = fusekit::sum(fusekit::cpu{1}, data, fusekit::reduce_algorithm::deterministic);

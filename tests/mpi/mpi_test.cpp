@@ -78,7 +78,8 @@ TEST(Mpi, DeterministicSumHasTheSingleProcessBitsForAnySplit) {
       auto const& mine = pieces[static_cast<std::size_t>(me)];
       ::cuda::std::span<const float> const shard(x.data() + mine.offset, static_cast<std::size_t>(mine.size));
       // Layout 0: the implicit split (the pieces in rank order); 1 and 2: explicit offsets.
-      fusekit::mpi const world = layout == 0 ? fusekit::mpi{MPI_COMM_WORLD} : fusekit::mpi{MPI_COMM_WORLD}.at(mine.offset);
+      fusekit::mpi const implicit{MPI_COMM_WORLD};
+      fusekit::mpi const world = layout == 0 ? implicit : implicit.at(mine.offset);
       float const got = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic);
       ASSERT_TRUE(same_bits(got, single)) << "n " << n << ", layout " << layout << ": " << got << " vs " << single;
       double const got_d = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic,

@@ -80,7 +80,8 @@ pipeline_view pipeline_view_of(::cuda::std::span<T> s) {
 /// Whether any of the views is host memory (then the call takes the pipeline).
 template <std::size_t I>
 bool any_on_host(const std::array<pipeline_view, I>& views) {
-  return std::any_of(views.begin(), views.end(), [](const pipeline_view& v) { return v.space != memory_space::device; });
+  auto const on_host = [](const pipeline_view& v) { return v.space != memory_space::device; };
+  return std::any_of(views.begin(), views.end(), on_host);
 }
 
 /// Chunks of elementwise work start on multiples of this many elements, so that

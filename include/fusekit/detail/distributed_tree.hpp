@@ -41,8 +41,8 @@ struct shard {
 inline std::vector<int> ranks_by_offset(const std::vector<shard>& layout) {
   std::vector<int> order(layout.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return layout[static_cast<std::size_t>(a)].offset < layout[static_cast<std::size_t>(b)].offset; });
+  auto const offset = [&](int r) { return layout[static_cast<std::size_t>(r)].offset; };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return offset(a) < offset(b); });
   return order;
 }
 
@@ -55,12 +55,43 @@ inline std::int64_t check_layout(const char* function, const std::vector<shard>&
     FUSEKIT_EXPECTS(s.size >= 0, std::string(function) + ": rank " + std::to_string(r) + " has a shard of " +
                                      std::to_string(s.size) + " values");
     if (s.size == 0) { continue; }
-    FUSEKIT_EXPECTS(s.offset == next, std::string(function) + ": rank " + std::to_string(r) + "'s shard starts at " +
-                                          std::to_string(s.offset) + " but the shards before it end at " +
-                                          std::to_string(next) + "; the shards must tile [0, n) without gaps or overlaps");
+    FUSEKIT_EXPECTS(s.offset == next,
+                    std::string(function) + ": rank " + std::to_string(r) + "'s shard starts at " +
+                        std::to_string(s.offset) + " but the shards before it end at " + std::to_string(next) +
+                        "; the shards must tile [0, n) without gaps or overlaps");
     next += s.size;
   }
   return next;
+}
+
+/// The layout from every rank's (offset, size), gathered in rank order; an
+/// offset of −1 means "after the lower ranks' shards".
+inline std::vector<shard> layout_from(const std::vector<std::int64_t>& offset_size_pairs) {
+  std::vector<shard> layout(offset_size_pairs.size() / 2);
+  std::int64_t next = 0;
+  for (std::size_t r = 0; r < layout.size(); ++r) {
+    std::int64_t const offset = offset_size_pairs[2 * r];
+    layout[r] = {offset >= 0 ? offset : next, offset_size_pairs[2 * r + 1]};
+    next = layout[r].offset + layout[r].size;
+  }
+  return layout;
+}
+
+/// K in all, from every rank's (K, L, N) of a fit, gathered in rank order.
+/// Throws `invalid_argument` (the same on every rank: each checks the same
+/// numbers) unless every rank has the same L and N, and some rank has a row.
+inline std::int64_t rows_in_all(const std::string& function, const std::vector<std::int64_t>& shapes) {
+  std::int64_t K = 0;
+  for (std::size_t r = 0; 3 * r < shapes.size(); ++r) {
+    std::int64_t const L = shapes[3 * r + 1], N = shapes[3 * r + 2];
+    K += shapes[3 * r];
+    FUSEKIT_EXPECTS(L == shapes[1] && N == shapes[2],
+                    function + ": rank " + std::to_string(r) + " has L = " + std::to_string(L) + ", N = " +
+                        std::to_string(N) + " but rank 0 has L = " + std::to_string(shapes[1]) + ", N = " +
+                        std::to_string(shapes[2]) + "; every rank needs the same");
+  }
+  FUSEKIT_EXPECTS(K > 0, function + ": no rank has a row of X; K must be at least 1");
+  return K;
 }
 
 /// What one rank sends, receives and sums (see the file comment).
