@@ -78,11 +78,16 @@ __global__ void __launch_bounds__(block_atomic_threads) block_atomic_kernel(Src 
   if (threadIdx.x == 0) { atomic_combine(out, total, op); }
 }
 
+/// Blocks of the tree kernel that fit on a multiprocessor at once, at least:
+/// a cap of 65536 / (256 · 4) = 64 registers per thread (checked for every
+/// instantiation by tests/codegen/check_tree_ptx.cmake).
+inline constexpr int tree_min_blocks_per_sm = 4;
+
 /// One level of the deterministic tree: block b reduces tiles b, b + gridDim.x,
 /// ... with the tile function the CPU runs (detail/reduce_tree.hpp). The last
 /// level (one tile) writes op(init, result) when `last`.
 template <class Acc, class Src, class Op>
-__global__ void __launch_bounds__(tree_lanes)
+__global__ void __launch_bounds__(tree_lanes, tree_min_blocks_per_sm)
     tree_level_kernel(Src src, Op op, std::int64_t n, Acc* partials, bool last, Acc init) {
   __shared__ Acc lanes[tree_lanes];
   __shared__ double scratch[block_team_scratch];

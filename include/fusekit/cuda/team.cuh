@@ -76,21 +76,36 @@ class block_team {
     }
   }
 
-  /// See detail/team.hpp: member l loads its rows into registers, then combines them in order.
+  /// See detail/team.hpp: member l loads a batch of its rows into registers,
+  /// then combines them in row order. The batch is every row for accumulators
+  /// of 4 bytes, and `wide_batch` rows for 8-byte ones: 32 of those in
+  /// registers took the tree kernel to ~150 registers, one block per SM.
   template <int Rows, class Acc, class Count, class Value, class Op>
   __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op) const {
+    constexpr int batch = sizeof(Acc) > 4 && Rows > wide_batch ? wide_batch : Rows;
+    static_assert(Rows % batch == 0, "column_reduce: the rows split into whole batches");
     for (std::int64_t l = threadIdx.x; l < count(0); l += blockDim.x) {
-      Acc v[Rows];
+      Acc acc{};
 #pragma unroll
-      for (int r = 0; r < Rows; ++r) { v[r] = l < count(r) ? value(r, l) : Acc{}; }
-      Acc acc = v[0];
+      for (int r0 = 0; r0 < Rows; r0 += batch) {
+        Acc v[batch];
 #pragma unroll
-      for (int r = 1; r < Rows; ++r) {
-        if (l < count(r)) { acc = op(acc, v[r]); }
+        for (int r = 0; r < batch; ++r) { v[r] = l < count(r0 + r) ? value(r0 + r, l) : Acc{}; }
+#pragma unroll
+        for (int r = 0; r < batch; ++r) {
+          if (r0 + r == 0) {
+            acc = v[0];
+          } else if (l < count(r0 + r)) {
+            acc = op(acc, v[r]);
+          }
+        }
       }
       lane[l] = acc;
     }
   }
+
+  /// Loads in flight per member in `column_reduce` for 8-byte accumulators.
+  static constexpr int wide_batch = 8;
 
   __device__ void sync() const { __syncthreads(); }
   __device__ bool leader() const { return threadIdx.x == 0; }

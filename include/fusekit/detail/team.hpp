@@ -25,8 +25,9 @@
 /// row by row, each row a SIMD loop across the lanes. `block_team`
 /// (cuda/team.cuh) is a CUDA thread block: member t takes i = t, t + blockDim,
 /// ...; `sum` is cub::WarpReduce per warp, then the warp sums in warp order;
-/// in `column_reduce` member l loads its R values first (R loads in flight),
-/// then combines them in row order. Either way each lane combines the same
+/// in `column_reduce` member l loads its R values first (R loads in flight;
+/// 8 at a time for 8-byte accumulators, to bound the registers), then
+/// combines them in row order. Either way each lane combines the same
 /// values in the same order: the result is the same bits.
 
 #include <fusekit/config.hpp>
