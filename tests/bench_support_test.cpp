@@ -2,12 +2,15 @@
 // The benches' data cache (bench/common/lazy_cache.hpp): an entry is built once
 // and kept; with keep_one, asking for another key destroys the old entry before
 // the new one is built, and the entry returned is the live one.
+#include "../bench/common/arguments.hpp"
 #include "../bench/common/lazy_cache.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -63,6 +66,21 @@ TEST(BenchLazyCache, KeepAllBuildsEachKeyOnce) {
   EXPECT_EQ(&get(cache, 2, &built), &b);
   EXPECT_EQ(built, 2);
   EXPECT_EQ(tracked::live, 2);
+}
+
+// A bench's own default min time goes first, so the command line's overrides it.
+TEST(BenchArguments, DefaultFlagYieldsToTheCommandLine) {
+  using v = std::vector<std::string>;
+  using fusekit::bench::with_default_flag;
+  EXPECT_EQ(with_default_flag(v{"b"}, "benchmark_min_time", "0.2"), (v{"b", "--benchmark_min_time=0.2"}));
+  EXPECT_EQ(with_default_flag(v{"b", "--benchmark_filter=gpu"}, "benchmark_min_time", "0.2"),
+            (v{"b", "--benchmark_min_time=0.2", "--benchmark_filter=gpu"}));
+  EXPECT_EQ(with_default_flag(v{"b", "--benchmark_min_time=0.05"}, "benchmark_min_time", "0.2"),
+            (v{"b", "--benchmark_min_time=0.05"}));
+  EXPECT_EQ(with_default_flag(v{"b", "--benchmark_min_time"}, "benchmark_min_time", "0.2"),
+            (v{"b", "--benchmark_min_time"}));
+  EXPECT_EQ(with_default_flag(v{"b", "--benchmark_min_time_x=1"}, "benchmark_min_time", "0.2"),
+            (v{"b", "--benchmark_min_time=0.2", "--benchmark_min_time_x=1"}));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <fusekit/detail/random.hpp>
 #include <fusekit/error.hpp>
 
+#include "arguments.hpp"
+
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -213,7 +215,17 @@ inline bool take_sizes_argument(int& argc, char** argv) {
 /// The main of every fusekit bench: registers the benchmarks (GPU ones only
 /// when a device is present), records the context, runs them. Besides Google
 /// Benchmark's options it takes --sizes=LIST (numbers or 2^k, comma-separated).
-inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)()) {
+/// The main of a bench. `default_min_time` (seconds, as Google Benchmark's
+/// --benchmark_min_time takes them), when given, is the bench's own default:
+/// the command line's --benchmark_min_time still wins.
+inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)(), const char* default_min_time = nullptr) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (default_min_time != nullptr) { args = with_default_flag(args, "benchmark_min_time", default_min_time); }
+  std::vector<char*> pointers;
+  for (std::string& a : args) { pointers.push_back(a.data()); }
+  pointers.push_back(nullptr);
+  argc = static_cast<int>(args.size());
+  argv = pointers.data();
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--help") {
       std::printf("fusekit bench: [--sizes=LIST] (numbers or 2^k, comma-separated; default: the bench's own)\n"
