@@ -118,6 +118,11 @@ TEST(Policy, TuningOverrideTravelsWithThePolicy) {
       EXPECT_LE(threads, 1024);
     }
     EXPECT_GE(d.train.batch_iterations, 1);
+    // cuBLAS's recommended workspace: 32 MiB from Hopper on, 4 MiB before; the
+    // device-free default is the largest, so a workspace sized with it always fits.
+    EXPECT_EQ(d.train.cublas_workspace_bytes, std::int64_t{major >= 9 ? 32 : 4} << 20) << "sm_" << major << "0";
+    EXPECT_LE(d.train.cublas_workspace_bytes, fusekit::tuning{}.train.cublas_workspace_bytes);
+    EXPECT_EQ(d.train.cublas_workspace_bytes % 256, 0);
   }
 }
 

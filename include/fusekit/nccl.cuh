@@ -280,8 +280,8 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
                                    p.local.stream));
   };
   fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, fit_path::automatic, nullptr,
-                                      [&](cublasHandle_t h, T* A, T* B) {
-                                        gram_matrices<T>(h, X, Y, A, B);
+                                      [&](const cublas_context& cublas, T* A, T* B) {
+                                        gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
                                         sum_over_ranks(A, L * L);
                                         sum_over_ranks(B, N * L);
                                       });

@@ -4,14 +4,16 @@
 /// Execution policies. Every fusekit algorithm takes one as its first argument,
 /// and the policy carries the resources the call may use.
 ///
-///     fusekit::cuda gpu{stream};                  // cudaMallocAsync on `stream` for temporaries
+///     fusekit::cuda gpu{stream};                  // temporaries from fusekit's pool, in stream order
 ///     fusekit::cuda pooled{stream, my_pool};      // any cuda::mr-style async resource, e.g. an rmm pool
 ///     fusekit::cpu host{4};                       // four OpenMP threads
 ///
 /// * `fusekit::cuda{stream, memory}` — runs on the current CUDA device,
 ///   asynchronously on `stream` (a `cudaStream_t` or `cuda::stream_ref`; default:
 ///   the legacy default stream). Temporaries come from `memory` in stream order
-///   (default: `cudaMallocAsync`), and the staging buffers of calls on pageable
+///   (default: a stream-ordered pool of fusekit's own per device, which keeps
+///   what calls need mapped between them; the device's default pool is left
+///   alone), and the staging buffers of calls on pageable
 ///   host memory from `pinned` (default: a cache of pinned buffers that calls
 ///   reuse); a call allocates through nothing else. A call
 ///   never synchronizes unless it returns a host value and says so. Device
@@ -39,8 +41,11 @@ typedef struct CUstream_st* cudaStream_t;
 #endif
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -48,6 +53,37 @@ namespace fusekit {
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 namespace detail {
+/// Bytes fusekit's own pool keeps mapped across synchronizations, per device:
+/// room for a host-data pipeline's slots (≤ 4 views × 4 slots × 4 MiB) and
+/// cuBLAS's 32 MiB workspace, so repeated calls map nothing anew. The
+/// device's default pool keeps nothing (release threshold 0): there, every
+/// synchronize unmapped the temporaries and the next call mapped them again.
+inline constexpr std::uint64_t default_pool_keep_bytes = std::uint64_t{128} << 20;
+
+/// fusekit's own stream-ordered pool on the current device (created on first
+/// use, kept for the process): what a policy's default resource draws from.
+/// The device's default and current pools, and their settings, are the
+/// caller's and stay as they are.
+inline cudaMemPool_t default_device_pool() {
+  static std::mutex mutex;
+  static auto* pools = new std::map<int, cudaMemPool_t>();  // never destroyed: the driver frees pools at exit
+  int device = 0;
+  FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> const lock(mutex);
+  auto const found = pools->find(device);
+  if (found != pools->end()) { return found->second; }
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  FUSEKIT_CUDA_TRY(cudaMemPoolCreate(&pool, &props));
+  std::uint64_t keep = default_pool_keep_bytes;
+  FUSEKIT_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  pools->emplace(device, pool);
+  return pool;
+}
+
 template <class R, class = void>
 struct is_async_resource : std::false_type {};
 template <class R>
@@ -79,7 +115,9 @@ struct is_host_resource<
 ///
 /// (a CCCL `cuda::mr` resource or `async_resource_ref`, an rmm memory resource
 /// or `rmm::device_async_resource_ref`). The resource must outlive the calls
-/// that use it. Default-constructed: `cudaMallocAsync`/`cudaFreeAsync`.
+/// that use it. Default-constructed: `cudaMallocFromPoolAsync` from a pool of
+/// fusekit's own per device, which keeps up to 128 MiB mapped between calls
+/// (`detail::default_pool_keep_bytes`), and `cudaFreeAsync`.
 class memory_resource_ref {
  public:
   constexpr memory_resource_ref() noexcept = default;
@@ -95,7 +133,7 @@ class memory_resource_ref {
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, cudaStream_t stream) const {
     if (object_ != nullptr) { return allocate_(object_, bytes, alignment, stream); }
     void* p = nullptr;
-    FUSEKIT_CUDA_TRY(cudaMallocAsync(&p, bytes, stream));  // aligned to at least 256 bytes
+    FUSEKIT_CUDA_TRY(cudaMallocFromPoolAsync(&p, bytes, detail::default_device_pool(), stream));  // ≥ 256-byte aligned
     return p;
   }
 
@@ -117,7 +155,7 @@ class memory_resource_ref {
 
 #endif
 
-  /// Whether this is the default (`cudaMallocAsync`).
+  /// Whether this is the default (fusekit's own pool).
   [[nodiscard]] bool is_default() const noexcept { return object_ == nullptr; }
 
  private:

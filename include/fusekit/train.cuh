@@ -20,17 +20,21 @@
 namespace fusekit {
 
 /// Bytes of device workspace `fit` needs for X of K × L, N outputs and these
-/// options, whichever GPU path it takes. Asks no device.
+/// options, whichever GPU path it takes, cuBLAS's workspace included
+/// (`train_tuning::cublas_workspace_bytes`: pass the policy's tuning when it
+/// changes that; the default is enough on every device). Asks no device.
 template <class T>
-std::size_t fit_workspace_bytes(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& options = {}) {
+std::size_t fit_workspace_bytes(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& options = {},
+                                const tuning& t = tuning{}) {
   detail::check_train_type<T>();
-  return detail::fit_workspace_bytes_for<T>(K, L, N, options);
+  return detail::fit_workspace_bytes_for<T>(K, L, N, options, t);
 }
 
 /// `fit` on the GPU allocating nothing through the policy's resource: every
 /// temporary comes from `workspace` (at least `fit_workspace_bytes<T>(K, L, N,
-/// options)` bytes of device memory, sharing no byte with X, Y or W). cuBLAS
-/// keeps the workspace it allocated once for its cached handle.
+/// options)` bytes of device memory, sharing no byte with X, Y or W), cuBLAS's
+/// workspace too (set on the handle after every bind to a stream), so the call
+/// can be captured in a CUDA graph.
 template <class T>
 fit_report fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
                ::cuda::std::span<std::byte> workspace) {

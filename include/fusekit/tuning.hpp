@@ -42,6 +42,13 @@ struct train_tuning {
   /// Each read synchronizes the host; after convergence at most this many − 1
   /// steps run for nothing (a stopped output's step returns at once).
   std::int64_t batch_iterations = 64;
+  /// Bytes of device memory a fit gives cuBLAS as its workspace
+  /// (cublasSetWorkspace), from the policy's resource or the fit's workspace.
+  /// cuBLAS's documentation recommends 32 MiB on Hopper (sm_90) and 4 MiB on
+  /// earlier GPUs; the default is the larger, so that `fit_workspace_bytes`,
+  /// which asks no device, is enough everywhere. `tuning_for` gives 4 MiB below
+  /// sm_90. 0 passes no workspace.
+  std::int64_t cublas_workspace_bytes = std::int64_t{32} << 20;
 };
 
 /// The pipeline that moves host-resident data through the GPU (every algorithm
@@ -57,6 +64,11 @@ struct pipeline_tuning {
   /// a kernel and a download running at the same time; one more lets the host
   /// copy of pageable data run ahead.
   int depth = 4;
+  /// Threads that copy pageable memory into and out of the pinned slots (the
+  /// calling thread and helpers fusekit starts once and reuses), at least
+  /// 1 MiB each. 0: half the processors, at most 4 (one core moves pageable
+  /// memory at about a third of the bus's rate).
+  int host_copy_threads = 0;
 };
 
 /// Every algorithm's tuning.
@@ -68,13 +80,15 @@ struct tuning {
 
 /// The tuning for a device of compute capability major.minor: the table a
 /// measured tuning goes into, one row per architecture family. Every family
-/// from sm_70 to sm_100 gets the defaults above today, because those come from
-/// limits these families share (2048 threads and 32 blocks per multiprocessor,
-/// 1024 threads per block), not from a measurement on one of them.
+/// from sm_70 to sm_100 gets the launch defaults above today, because those
+/// come from limits these families share (2048 threads and 32 blocks per
+/// multiprocessor, 1024 threads per block), not from a measurement on one of
+/// them; only cuBLAS's workspace follows its documented size per family.
 constexpr tuning tuning_for(int major, int minor) {
-  (void)major;
   (void)minor;
-  return tuning{};
+  tuning t{};
+  if (major < 9) { t.train.cublas_workspace_bytes = std::int64_t{4} << 20; }
+  return t;
 }
 
 }  // namespace fusekit

@@ -91,6 +91,28 @@ std::vector<float> floats(std::size_t n, unsigned seed) {
 
 const std::size_t sizes[] = {0, 1, 63, 64, 8191, 8192, 8193, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 100000, 1000003};
 
+// The reference of a host-data call is the same call on device memory: the
+// same kernel, so the same bits. The GPU's tanh is not the CPU's bit for bit
+// (nvcc contracts it into FMAs; a host build without FMA rounds differently),
+// so against the exact tanh the reference is held to the documented bound only.
+std::vector<float> device_tanh(const std::vector<float>& x) {
+  device_buffer<float> dx(x), dy(x.size());
+  fusekit::transform(fusekit::cuda{}, dy.view(), fusekit::tanh_activate{}, dx.cview());
+  std::vector<float> y = dy.to_host();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_LE(fusekit::test::ulp_error(y[i], tanhl(static_cast<long double>(x[i]))), fusekit::tanh_float_max_ulp)
+        << "x = " << x[i];
+  }
+  return y;
+}
+
+std::vector<float> device_layer(const std::vector<std::uint8_t>& g, const std::vector<float>& w) {
+  device_buffer<std::uint8_t> dg(g);
+  device_buffer<float> dw(w), dout(w.size());
+  fusekit::hidden_layer(fusekit::cuda{}, dg.cview(), dw.cview(), dout.view());
+  return dout.to_host();
+}
+
 TEST(HostData, MemorySpacesAreTold) {
   FUSEKIT_REQUIRE_DEVICE();
   std::vector<float> const v(16, 1.0f);
@@ -109,9 +131,7 @@ TEST(HostData, HiddenLayerOnEveryKindMatchesTheDeviceCallBitForBit) {
     auto const g = greys(n, 1);
     auto const w = floats(n, 2);
     device_buffer<std::uint8_t> dg(g);
-    device_buffer<float> dw(w), dout(n);
-    fusekit::hidden_layer(fusekit::cuda{}, dg.cview(), dw.cview(), dout.view());
-    std::vector<float> const expected = dout.to_host();
+    std::vector<float> const expected = device_layer(g, w);
     for (kind in_kind : all_kinds) {
       for (kind out_kind : all_kinds) {
         for (int depth : {1, 3}) {
@@ -136,8 +156,7 @@ TEST(HostData, HiddenLayerOnEveryKindMatchesTheDeviceCallBitForBit) {
 TEST(HostData, TransformTakesStdVectorsInPlace) {
   FUSEKIT_REQUIRE_DEVICE();
   std::vector<float> x = floats(200000, 3);
-  std::vector<float> expected(x.size());
-  fusekit::transform(fusekit::cpu{}, expected, fusekit::tanh_activate{}, x);
+  std::vector<float> const expected = device_tanh(x);
   fusekit::transform(small_chunks(), x, fusekit::tanh_activate{}, x);  // in place, pageable
   EXPECT_EQ(x, expected);
 }
@@ -235,11 +254,45 @@ TEST(HostData, PinnedStagingComesFromThePolicysResource) {
   std::vector<float> x = floats(100000, 9), y(x.size());
   fusekit::cuda const policy = fusekit::cuda{nullptr, {}, pinned}.with(small_chunks().tune);
   fusekit::transform(policy, y, fusekit::tanh_activate{}, x);
-  std::vector<float> expected(x.size());
-  fusekit::transform(fusekit::cpu{}, expected, fusekit::tanh_activate{}, x);
-  EXPECT_EQ(y, expected);
+  EXPECT_EQ(y, device_tanh(x));
   EXPECT_EQ(pinned.allocations, 1);
   EXPECT_EQ(pinned.deallocations, 1);
+}
+
+// Repeated calls keep their device memory mapped: the default resource is a
+// pool of fusekit's own that keeps what calls need across synchronizations
+// (the device's default pool releases everything at each one), and the
+// device's default pool is not touched.
+TEST(HostData, RepeatedCallsMapNoMemoryAnew) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::size_t const n = std::size_t{1} << 22;
+  auto const g = greys(n, 12);
+  auto const w = floats(n, 13);
+  std::vector<float> out(n);
+  cudaMemPool_t const ours = fusekit::detail::default_device_pool();
+  cudaMemPool_t device_pool = nullptr;
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&device_pool, 0), cudaSuccess);
+  std::uint64_t zero = 0;
+  ASSERT_EQ(cudaMemPoolSetAttribute(device_pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+  auto const reserved = [&] {
+    std::uint64_t r = 0;
+    EXPECT_EQ(cudaMemPoolGetAttribute(ours, cudaMemPoolAttrReservedMemCurrent, &r), cudaSuccess);
+    return r;
+  };
+  fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
+  FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+  std::uint64_t const after_first = reserved();
+  EXPECT_GT(after_first, 0u) << "the slots were unmapped at the synchronize";
+  for (int k = 0; k < 3; ++k) {
+    fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
+    (void)fusekit::sum(fusekit::cuda{}, w);  // a synchronizing call with small temporaries
+    FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
+    EXPECT_EQ(reserved(), after_first) << "call " << k + 2 << " mapped or unmapped memory";
+  }
+  std::uint64_t high = 1;
+  ASSERT_EQ(cudaMemPoolGetAttribute(device_pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+  EXPECT_EQ(high, 0u) << "the device's default pool was used";
+  EXPECT_EQ(out, device_layer(g, w));
 }
 
 // ---- the trainer on host data --------------------------------------------------
@@ -249,15 +302,18 @@ void expect_streamed_gram_within_bound() {
   std::int64_t const K = 20000, L = 9, N = 3;
   auto const p = fusekit::test::make_problem<T>(K, L, N, 21, false, 0.01);
   device_buffer<T> dX(p.X), dY(p.Y), A1(L * L), B1(N * L), A2(L * L), B2(N * L), A3(L * L), B3(N * L);
-  cublasHandle_t const h = fusekit::detail::cublas_handle(nullptr);
+  std::size_t const ws_bytes = std::size_t{4} << 20;
+  device_buffer<std::byte> ws(ws_bytes);
+  fusekit::detail::cublas_context const cublas{fusekit::detail::cublas_handle(), ws.data(), ws_bytes};
   using cm = fusekit::matrix<const T>;
-  fusekit::detail::gram_matrices<T>(h, cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(), B1.data());
+  fusekit::detail::gram_matrices<T>(cublas.on(nullptr), cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(),
+                                    B1.data());
   fusekit::tuning t = fusekit::tuning_for(9, 0);
   t.pipeline.chunk_bytes = 4096;  // 56 rows of X per chunk: 358 chunks
   fusekit::cuda const policy = fusekit::cuda{}.with(t);
   for (auto* out : {&A2, &A3}) {
     device_buffer<T>& B = out == &A2 ? B2 : B3;
-    fusekit::detail::streamed_gram_matrices<T>(policy, h, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), out->data(),
+    fusekit::detail::streamed_gram_matrices<T>(policy, cublas, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), out->data(),
                                                B.data());
   }
   FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
@@ -331,8 +387,7 @@ TEST(HostData, ShortPipelineForTheSanitizers) {
   std::size_t const n = 100000;
   auto const g = greys(n, 10);
   auto const w = floats(n, 11);
-  std::vector<float> expected(n);
-  fusekit::hidden_layer(fusekit::cpu{}, g, w, expected);
+  std::vector<float> const expected = device_layer(g, w);
   host_memory<float> pinned_w(kind::pinned, w), pinned_out(kind::pinned, std::vector<float>(n, 0.0f));
   std::vector<float> out(n);
   fusekit::hidden_layer(small_chunks(), g, pinned_w.cview(), out);

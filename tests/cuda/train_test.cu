@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -209,12 +210,41 @@ TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
 
 TEST(GpuFit, OneCublasHandlePerThreadAndDevice) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
-  cublasHandle_t const first = fusekit::detail::cublas_handle(nullptr);
-  EXPECT_EQ(fusekit::detail::cublas_handle(nullptr), first);
+  cublasHandle_t const first = fusekit::detail::cublas_handle();
+  EXPECT_EQ(fusekit::detail::cublas_handle(), first);
   cublasHandle_t other = nullptr;
-  std::thread([&] { other = fusekit::detail::cublas_handle(nullptr); }).join();
+  std::thread([&] { other = fusekit::detail::cublas_handle(); }).join();
   EXPECT_NE(other, nullptr);
   EXPECT_NE(other, first);
+}
+
+// The workspace arithmetic (no device needed): a fit's workspace holds cuBLAS's
+// workspace of the tuning in use on top of the fit's own buffers, whichever
+// path and formulation, and the device-free default covers every device's tuning.
+TEST(FitWorkspace, HoldsCublasWorkspaceOfTheTuning) {
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    for (bool automatic : {true, false}) {
+      gd_options o;
+      o.formulation = f;
+      if (!automatic) { o.learning_rate = 1e-3; }
+      for (auto [K, L, N] : {std::array<std::int64_t, 3>{1000, 9, 9}, {100000, 300, 16}, {50, 2, 1}}) {
+        fusekit::tuning none = fusekit::tuning_for(9, 0);
+        none.train.cublas_workspace_bytes = 0;
+        std::size_t const base = fusekit::fit_workspace_bytes<float>(K, L, N, o, none);
+        for (int major : {7, 8, 9, 10}) {
+          fusekit::tuning const t = fusekit::tuning_for(major, 0);
+          auto const cublas = static_cast<std::size_t>(t.train.cublas_workspace_bytes);
+          std::size_t const with = fusekit::fit_workspace_bytes<float>(K, L, N, o, t);
+          // The workspace is the first piece (256-byte aligned, a multiple of 256 bytes),
+          // the rest follows it; the non-finite checks before it may need more.
+          EXPECT_GE(with, base + cublas) << K << " " << L << " " << N << ", sm_" << major << "0";
+          EXPECT_LE(with, base + cublas + 256) << K << " " << L << " " << N;
+          EXPECT_LE(with, fusekit::fit_workspace_bytes<float>(K, L, N, o)) << "the default covers sm_" << major << "0";
+        }
+        EXPECT_GE(fusekit::fit_workspace_bytes<double>(K, L, N, o), std::size_t{32} << 20);
+      }
+    }
+  }
 }
 
 // cuBLAS failures are fusekit::cuda_error naming the status (no device needed).
@@ -299,6 +329,16 @@ std::uint64_t default_pool_high_and_reset() {
   return high;
 }
 
+// Bytes fusekit's own pool (the default resource's) has handed out at most since the last reset.
+std::uint64_t fusekit_pool_high_and_reset() {
+  cudaMemPool_t const pool = fusekit::detail::default_device_pool();
+  std::uint64_t high = 0;
+  EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+  std::uint64_t zero = 0;
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+  return high;
+}
+
 TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   auto const p = make_problem<float>(300, 24, 3, 7);
@@ -309,6 +349,7 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   fusekit::cuda const policy{cuda::stream_ref(stream), pool};
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   (void)default_pool_high_and_reset();
+  (void)fusekit_pool_high_and_reset();
 
   ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
   float const tree = fusekit::sum(policy, x);                                       // tree partials + scalar
@@ -321,7 +362,10 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
                                    fusekit::matrix<float>(W.data(), p.N, p.L), o);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
 
+  // cuBLAS's workspace included: cublasSetStream alone would leave cuBLAS on its own,
+  // which it takes with cudaMallocAsync from the device's pool.
   EXPECT_EQ(default_pool_high_and_reset(), 0u) << "a call allocated through cudaMallocAsync, not the resource";
+  EXPECT_EQ(fusekit_pool_high_and_reset(), 0u) << "a call allocated from the default resource, not the policy's";
   EXPECT_GE(pool.allocations, 6);
   EXPECT_EQ(pool.allocations, pool.deallocations);
   EXPECT_EQ(pool.live, 0u);
@@ -334,15 +378,19 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
 }
 
 TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
+  // L = 100 takes 128 threads per output by default, so a cap of 64 changes every launch.
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  t.train.batch_iterations = 7;
+  t.train.max_block_threads = 64;
+  std::int64_t const L = 100;
+  ASSERT_EQ(fusekit::detail::train_block_size(L, fusekit::tuning_for(9, 0).train.max_block_threads), 128);
+  ASSERT_EQ(fusekit::detail::train_block_size(L, t.train.max_block_threads), 64);
   FUSEKIT_REQUIRE_CUDA_DEVICE();
-  auto const p = make_problem<double>(200, 40, 4, 3);
+  auto const p = make_problem<double>(400, L, 4, 3);
   std::vector<double> W_default, W_tuned;
   gd_options o;
   o.max_iterations = 150;
   auto const r0 = gpu_fit(p, W_default, o, 2);
-  fusekit::tuning t = fusekit::tuning_for(9, 0);
-  t.train.batch_iterations = 7;
-  t.train.max_block_threads = 64;
   device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
   auto const r1 = fusekit::detail::gpu_fit(fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L),
                                            cmatrix<double>(Y.data(), p.K, p.N), fusekit::matrix<double>(dW.data(), p.N, p.L),

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -129,8 +130,12 @@ TEST(PipelinePlan, EveryElementMovesOnceAndNoSlotIsClobbered) {
           ++plans;
           SCOPED_TRACE("n " + std::to_string(n) + ", align " + std::to_string(align) + ", depth " +
                        std::to_string(depth) + ", kinds " + std::to_string(kinds_mask));
-          // Chunks start on a multiple of the alignment and of the chunk; dependencies point back.
+          // Chunks start on a multiple of the alignment and of the chunk; dependencies point back;
+          // every op fits the staging staging_for sizes.
+          auto const st = fusekit::detail::staging_for(shape);
           for (std::size_t k = 0; k < ops.size(); ++k) {
+            ASSERT_LT(ops[k].slot, st.slots);
+            ASSERT_LE(ops[k].count, st.elements);
             ASSERT_EQ(ops[k].begin % align, 0);
             ASSERT_EQ(ops[k].begin, ops[k].chunk * step);
             ASSERT_GT(ops[k].count, 0);
@@ -219,6 +224,26 @@ TEST(PipelinePlan, EachDependencyIsNeededOrImplied) {
     }
   }
   EXPECT_GT(needed, 40);
+}
+
+// No more staging than the call can use: slots = min(depth, chunks), elements = min(chunk, n).
+TEST(PipelinePlan, StagingIsNoLargerThanTheCall) {
+  auto const staging = [](std::int64_t n, std::int64_t chunk, int depth) {
+    pipeline_shape s;
+    s.n = n;
+    s.chunk = chunk;
+    s.depth = depth;
+    auto const st = fusekit::detail::staging_for(s);
+    return std::pair<int, std::int64_t>{st.slots, st.elements};
+  };
+  std::int64_t const mib4_floats = std::int64_t{1} << 20;  // the default 4 MiB chunk of floats
+  EXPECT_EQ(staging(std::int64_t{1} << 20, mib4_floats, 4), (std::pair<int, std::int64_t>{1, mib4_floats}));
+  EXPECT_EQ(staging(100, mib4_floats, 4), (std::pair<int, std::int64_t>{1, 100}));
+  EXPECT_EQ(staging(3 * mib4_floats, mib4_floats, 4), (std::pair<int, std::int64_t>{3, mib4_floats}));
+  EXPECT_EQ(staging(3 * mib4_floats + 1, mib4_floats, 4), (std::pair<int, std::int64_t>{4, mib4_floats}));
+  EXPECT_EQ(staging(std::int64_t{1} << 28, mib4_floats, 4), (std::pair<int, std::int64_t>{4, mib4_floats}));
+  EXPECT_EQ(staging(0, mib4_floats, 4), (std::pair<int, std::int64_t>{0, 0}));
+  EXPECT_EQ(staging(5, 8, 0), (std::pair<int, std::int64_t>{1, 5}));  // depth below 1 counts as 1, as in plan_pipeline
 }
 
 TEST(PipelinePlan, ChunkSizeRoundsDownToTheAlignment) {

@@ -185,7 +185,7 @@ void tuning_header(cudaStream_t stream, cmatrix<float> X, cmatrix<float> Y, fuse
 
 void policy_header(cudaStream_t stream, async_pool& my_pool) {
   // snippet: include/fusekit/policy.hpp
-  fusekit::cuda gpu{stream};                  // cudaMallocAsync on `stream` for temporaries
+  fusekit::cuda gpu{stream};                  // temporaries from fusekit's pool, in stream order
   fusekit::cuda pooled{stream, my_pool};      // any cuda::mr-style async resource, e.g. an rmm pool
   fusekit::cpu host{4};                       // four OpenMP threads
   // end snippet

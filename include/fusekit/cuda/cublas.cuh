@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <type_traits>
@@ -60,17 +61,35 @@ class cublas_handles : unique_owner {
   std::vector<std::pair<int, cublasHandle_t>> handles_;
 };
 
-/// The calling thread's cuBLAS handle for the current device, bound to `stream`.
-/// cublasCreate allocates and cublasDestroy synchronizes the device, so neither
-/// runs per call: the handle lives as long as the thread.
-inline cublasHandle_t cublas_handle(cudaStream_t stream) {
+/// The calling thread's cuBLAS handle for the current device. cublasCreate
+/// allocates and cublasDestroy synchronizes the device, so neither runs per
+/// call: the handle lives as long as the thread. Bind it before use (`cublas_context::on`).
+inline cublasHandle_t cublas_handle() {
   thread_local cublas_handles handles;
   int device = 0;
   FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
-  cublasHandle_t const handle = handles.get(device);
-  FUSEKIT_CUBLAS_TRY(cublasSetStream(handle, stream));
-  return handle;
+  return handles.get(device);
 }
+
+/// A call's cuBLAS: the cached handle and the workspace the call gives it.
+///
+/// `cublasSetStream` puts a handle back on cuBLAS's own workspace, which
+/// cuBLAS (12.2 and later) takes with cudaMallocAsync, outside the policy's
+/// resource, and which becomes allocation nodes when a stream is being
+/// captured. So every bind to a stream sets the call's workspace again, and
+/// no cuBLAS routine of fusekit's runs on a handle bound any other way.
+struct cublas_context {
+  cublasHandle_t handle = nullptr;
+  void* workspace = nullptr;       ///< device memory, 256-byte aligned; null with 0 bytes
+  std::size_t workspace_bytes = 0;
+
+  /// The handle, bound to `stream` with this workspace.
+  cublasHandle_t on(cudaStream_t stream) const {
+    FUSEKIT_CUBLAS_TRY(cublasSetStream(handle, stream));
+    FUSEKIT_CUBLAS_TRY(cublasSetWorkspace(handle, workspace, workspace_bytes));
+    return handle;
+  }
+};
 
 /// Column-major C = alpha·op(A)·op(B) + beta·C in T (float or double). A row-major
 /// r × c matrix is the column-major c × r matrix, its transpose.

@@ -27,6 +27,7 @@
 #include <fusekit/cuda/buffer.cuh>
 #include <fusekit/cuda/launch.cuh>
 #include <fusekit/detail/pipeline_plan.hpp>
+#include <fusekit/detail/pipeline_walk.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 
@@ -45,13 +46,6 @@
 namespace fusekit {
 namespace detail {
 
-/// Where a view's memory lives, as a call on `fusekit::cuda` must treat it.
-enum class memory_space : std::uint8_t {
-  device,    ///< device or managed memory: kernels read and write it in place
-  pinned,    ///< page-locked host memory: copied by DMA
-  pageable,  ///< ordinary host memory: staged through pinned buffers
-};
-
 /// The memory space of `p` (null, for an empty view: device).
 inline memory_space memory_space_of(const void* p) {
   if (p == nullptr) { return memory_space::device; }
@@ -65,23 +59,9 @@ inline memory_space memory_space_of(const void* p) {
   }
 }
 
-/// One view of a pipelined call: its bytes per element and where it lives.
-struct pipeline_view {
-  const std::byte* data = nullptr;
-  std::size_t element_bytes = 0;
-  memory_space space = memory_space::device;
-};
-
 template <class T>
 pipeline_view pipeline_view_of(::cuda::std::span<T> s) {
   return {reinterpret_cast<const std::byte*>(s.data()), sizeof(T), memory_space_of(s.data())};
-}
-
-/// Whether any of the views is host memory (then the call takes the pipeline).
-template <std::size_t I>
-bool any_on_host(const std::array<pipeline_view, I>& views) {
-  auto const on_host = [](const pipeline_view& v) { return v.space != memory_space::device; };
-  return std::any_of(views.begin(), views.end(), on_host);
 }
 
 /// Chunks of elementwise work start on multiples of this many elements, so that
@@ -210,43 +190,79 @@ class pinned_staging {
   std::byte* data_ = nullptr;
 };
 
-/// Copies `bytes` on the host; large copies split over a few threads, since
-/// one core moves pageable memory at only about a third of the bus's rate.
-inline void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
-  constexpr std::size_t per_thread = std::size_t{1} << 20;
-  unsigned const hw = std::thread::hardware_concurrency();
-  std::size_t const threads = std::min<std::size_t>({bytes / per_thread, hw > 1 ? hw / 2 : 1, 4});
-  if (threads <= 1) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  std::size_t const part = (bytes / threads + 63) / 64 * 64;
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) {
-    std::size_t const begin = t * part;
-    if (begin >= bytes) { break; }
-    std::size_t const count = std::min(part, bytes - begin);
-    pool.emplace_back([=] { std::memcpy(dst + begin, src + begin, count); });
-  }
-  std::memcpy(dst, src, std::min(part, bytes));
-  for (std::thread& t : pool) { t.join(); }
-}
-
 /// Elements per chunk for views at most `widest` bytes wide, a multiple of `align`.
 inline std::int64_t pipeline_chunk_for(const cuda& policy, std::size_t widest, std::int64_t align) {
   pipeline_tuning const tune = tuning_of(policy).pipeline;
-  FUSEKIT_EXPECTS(tune.chunk_bytes > 0 && tune.depth > 0,
-                  "fusekit: tuning.pipeline needs chunk_bytes > 0 and depth > 0");
+  FUSEKIT_EXPECTS(tune.chunk_bytes > 0 && tune.depth > 0 && tune.host_copy_threads >= 0,
+                  "fusekit: tuning.pipeline needs chunk_bytes > 0, depth > 0 and host_copy_threads >= 0");
   return pipeline_chunk(std::max<std::int64_t>(tune.chunk_bytes / static_cast<std::int64_t>(widest), 1), align);
 }
 
-/// The widest element of the views (1 for none).
-template <std::size_t I>
-std::size_t widest_element(const std::array<pipeline_view, I>& ins, const pipeline_view& out) {
-  std::size_t widest = out.data != nullptr ? out.element_bytes : 1;
-  for (const pipeline_view& v : ins) { widest = std::max(widest, v.element_bytes); }
-  return widest;
-}
+/// The walk's driver on the GPU (detail/pipeline_walk.hpp): compute on the
+/// caller's stream, copies on this thread's upload and download streams,
+/// device slots from the policy's resource, pinned slots from its pinned resource.
+class cuda_pipeline_driver {
+ public:
+  cuda_pipeline_driver(const cuda& policy, pipeline_streams& streams, int copy_threads)
+      : policy_(policy), streams_(streams), copy_threads_(copy_threads) {}
+
+  /// Device and pinned slots of one call, given back in stream order on the caller's stream.
+  class slots {
+   public:
+    slots(const cuda& policy, std::size_t device_bytes, std::size_t pinned_bytes)
+        : device_(policy, static_cast<std::int64_t>(device_bytes)), pinned_(policy, pinned_bytes) {}
+    [[nodiscard]] std::byte* device() const { return device_.get(); }
+    [[nodiscard]] std::byte* pinned() const { return pinned_.get(); }
+
+   private:
+    stream_buffer<std::byte> device_;
+    pinned_staging pinned_;
+  };
+
+  [[nodiscard]] slots staging(std::size_t device_bytes, std::size_t pinned_bytes) const {
+    return slots(policy_, device_bytes, pinned_bytes);
+  }
+
+  [[nodiscard]] cudaStream_t stream(pipeline_queue q) const {
+    switch (q) {
+      case pipeline_queue::upload: return streams_.upload;
+      case pipeline_queue::download: return streams_.download;
+      default: return policy_.stream;
+    }
+  }
+  void reserve_events(std::size_t count) {
+    streams_.reserve(count + 2);  // two more for join()
+    joins_ = count;
+  }
+  void record(pipeline_queue q, std::size_t e) const { FUSEKIT_CUDA_TRY(cudaEventRecord(streams_.events[e], stream(q))); }
+  void wait(pipeline_queue q, std::size_t e) const {
+    FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(stream(q), streams_.events[e], 0));
+  }
+  void host_wait(std::size_t e) const { FUSEKIT_CUDA_TRY(cudaEventSynchronize(streams_.events[e])); }
+  void copy(pipeline_queue q, std::byte* dst, const std::byte* src, std::size_t bytes, bool to_device) const {
+    FUSEKIT_CUDA_TRY(
+        cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream(q)));
+  }
+  void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes) const {
+    detail::host_copy(dst, src, bytes, copy_threads_);
+  }
+  /// The caller's stream goes on after every copy issued so far (never throws:
+  /// it also runs when the walk throws).
+  void join() const noexcept {
+    if (streams_.events.size() < joins_ + 2) { return; }  // nothing was issued
+    for (std::size_t side = 0; side < 2; ++side) {
+      cudaEvent_t const e = streams_.events[joins_ + side];
+      FUSEKIT_CUDA_TRY_NO_THROW(cudaEventRecord(e, side == 0 ? streams_.upload : streams_.download));
+      FUSEKIT_CUDA_TRY_NO_THROW(cudaStreamWaitEvent(policy_.stream, e, 0));
+    }
+  }
+
+ private:
+  cuda policy_;
+  pipeline_streams& streams_;
+  int copy_threads_;
+  std::size_t joins_ = 0;
+};
 
 /// Moves n elements of the inputs `ins` (and of `out`, when out.data is not
 /// null) through the GPU in chunks of a multiple of `align` elements, and runs
@@ -258,140 +274,12 @@ template <std::size_t I, class Compute>
 void run_pipeline(const cuda& policy, std::int64_t n, std::int64_t align, const std::array<pipeline_view, I>& ins,
                   const pipeline_view& out, const Compute& compute) {
   if (n <= 0) { return; }
-  bool const has_out = out.data != nullptr;
-  pipeline_shape shape;
-  shape.n = n;
-  shape.chunk = pipeline_chunk_for(policy, widest_element(ins, out), align);
-  shape.align = align;
-  shape.depth = tuning_of(policy).pipeline.depth;
-  for (const pipeline_view& v : ins) {
-    shape.upload = shape.upload || v.space != memory_space::device;
-    shape.stage_in = shape.stage_in || v.space == memory_space::pageable;
-  }
-  shape.download = has_out && out.space != memory_space::device;
-  shape.stage_out = has_out && out.space == memory_space::pageable;
-  std::int64_t const chunk = pipeline_chunk(shape.chunk, align);
-  auto const slot_bytes = [&](const pipeline_view& v) {
-    return align_up(static_cast<std::size_t>(chunk) * v.element_bytes);
-  };
-
-  // Device slots for every host view, pinned slots for every pageable one.
-  std::array<std::size_t, I> device_at{}, pinned_at{};
-  std::size_t device_bytes = 0, pinned_bytes = 0;
-  for (std::size_t k = 0; k < I; ++k) {
-    if (ins[k].space != memory_space::device) {
-      device_at[k] = device_bytes;
-      device_bytes += slot_bytes(ins[k]) * static_cast<std::size_t>(shape.depth);
-    }
-    if (ins[k].space == memory_space::pageable) {
-      pinned_at[k] = pinned_bytes;
-      pinned_bytes += slot_bytes(ins[k]) * static_cast<std::size_t>(shape.depth);
-    }
-  }
-  std::size_t const out_device_at = device_bytes, out_pinned_at = pinned_bytes;
-  if (shape.download) { device_bytes += slot_bytes(out) * static_cast<std::size_t>(shape.depth); }
-  if (shape.stage_out) { pinned_bytes += slot_bytes(out) * static_cast<std::size_t>(shape.depth); }
-
-  stream_buffer<std::byte> const device_slots(policy, static_cast<std::int64_t>(device_bytes));
-  pinned_staging const pinned_slots(policy, pinned_bytes);
-  pipeline_streams& streams = pipeline_streams_here();
-  std::vector<pipeline_op> const ops = plan_pipeline(shape);
-  // Dependencies reach back at most `depth` chunks of at most 5 ops each.
-  std::size_t const ring = 5 * (static_cast<std::size_t>(shape.depth) + 2);
-  streams.reserve(ring + 1);
-  cudaEvent_t const start = streams.events[ring];
-
-  // Start after the work already on the caller's stream.
-  FUSEKIT_CUDA_TRY(cudaEventRecord(start, policy.stream));
-  FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(streams.upload, start, 0));
-  FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(streams.download, start, 0));
-  if (shape.stage_in) { FUSEKIT_CUDA_TRY(cudaEventSynchronize(start)); }
-
-  auto const stream_of = [&](pipeline_op_kind k) {
-    switch (queue_of(k)) {
-      case pipeline_queue::upload: return streams.upload;
-      case pipeline_queue::download: return streams.download;
-      default: return policy.stream;
-    }
-  };
-  auto const event_of = [&](std::int64_t op) { return streams.events[static_cast<std::size_t>(op) % ring]; };
-  auto const slot_offset = [&](const pipeline_view& v, const pipeline_op& op) {
-    return slot_bytes(v) * static_cast<std::size_t>(op.slot);
-  };
-  auto const bytes_of = [&](const pipeline_view& v, const pipeline_op& op) {
-    return static_cast<std::size_t>(op.count) * v.element_bytes;
-  };
-  auto const at = [&](const pipeline_view& v, const pipeline_op& op) {
-    return v.data + static_cast<std::size_t>(op.begin) * v.element_bytes;
-  };
-
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const pipeline_op& op = ops[k];
-    bool const on_host = queue_of(op.kind) == pipeline_queue::host;
-    cudaStream_t const stream = stream_of(op.kind);
-    for (std::int64_t a : op.after) {
-      if (a < 0) { continue; }
-      pipeline_op_kind const dep = ops[static_cast<std::size_t>(a)].kind;
-      if (queue_of(dep) == pipeline_queue::host) { continue; }  // done: the host ran it already
-      if (on_host) {
-        FUSEKIT_CUDA_TRY(cudaEventSynchronize(event_of(a)));
-      } else if (queue_of(dep) != queue_of(op.kind)) {
-        FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(stream, event_of(a), 0));
-      }
-    }
-    switch (op.kind) {
-      case pipeline_op_kind::stage_in:
-        for (std::size_t v = 0; v < I; ++v) {
-          if (ins[v].space != memory_space::pageable) { continue; }
-          host_copy(pinned_slots.get() + pinned_at[v] + slot_offset(ins[v], op), at(ins[v], op), bytes_of(ins[v], op));
-        }
-        break;
-      case pipeline_op_kind::upload:
-        for (std::size_t v = 0; v < I; ++v) {
-          if (ins[v].space == memory_space::device) { continue; }
-          const std::byte* from = ins[v].space == memory_space::pinned
-                                      ? at(ins[v], op)
-                                      : pinned_slots.get() + pinned_at[v] + slot_offset(ins[v], op);
-          FUSEKIT_CUDA_TRY(cudaMemcpyAsync(device_slots.get() + device_at[v] + slot_offset(ins[v], op), from,
-                                           bytes_of(ins[v], op), cudaMemcpyHostToDevice, stream));
-        }
-        break;
-      case pipeline_op_kind::compute: {
-        std::array<const std::byte*, I> in_chunk{};
-        for (std::size_t v = 0; v < I; ++v) {
-          in_chunk[v] = ins[v].space == memory_space::device
-                            ? at(ins[v], op)
-                            : device_slots.get() + device_at[v] + slot_offset(ins[v], op);
-        }
-        std::byte* out_chunk = nullptr;
-        if (has_out) {
-          out_chunk = shape.download ? device_slots.get() + out_device_at + slot_offset(out, op)
-                                     : const_cast<std::byte*>(at(out, op));
-        }
-        compute(stream, op.chunk, op.begin, op.count, in_chunk, out_chunk);
-        break;
-      }
-      case pipeline_op_kind::download: {
-        std::byte* to = shape.stage_out ? pinned_slots.get() + out_pinned_at + slot_offset(out, op)
-                                        : const_cast<std::byte*>(at(out, op));
-        FUSEKIT_CUDA_TRY(cudaMemcpyAsync(to, device_slots.get() + out_device_at + slot_offset(out, op),
-                                         bytes_of(out, op), cudaMemcpyDeviceToHost, stream));
-        break;
-      }
-      case pipeline_op_kind::stage_out:
-        host_copy(const_cast<std::byte*>(at(out, op)), pinned_slots.get() + out_pinned_at + slot_offset(out, op),
-                  bytes_of(out, op));
-        break;
-    }
-    if (!on_host) { FUSEKIT_CUDA_TRY(cudaEventRecord(event_of(static_cast<std::int64_t>(k)), stream)); }
-  }
-
-  // The caller's stream goes on after every copy of the call.
-  cudaEvent_t const end_upload = streams.events[0], end_download = streams.events[1];
-  FUSEKIT_CUDA_TRY(cudaEventRecord(end_upload, streams.upload));
-  FUSEKIT_CUDA_TRY(cudaEventRecord(end_download, streams.download));
-  FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(policy.stream, end_upload, 0));
-  FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(policy.stream, end_download, 0));
+  pipeline_tuning const tune = tuning_of(policy).pipeline;
+  pipeline_shape const shape = shape_of(n, pipeline_chunk_for(policy, widest_element(ins, out), align), align,
+                                        tune.depth, ins, out);
+  cuda_pipeline_driver driver(policy, pipeline_streams_here(),
+                              tune.host_copy_threads > 0 ? tune.host_copy_threads : default_host_copy_threads());
+  walk_pipeline(driver, shape, ins, out, compute);
 }
 
 }  // namespace detail

@@ -77,14 +77,15 @@ void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A,
 /// A and B as `gram_matrices` makes them, for X and Y anywhere: the rows go
 /// through the host-data pipeline and each chunk adds its GEMMs to A and B.
 template <class T>
-void streamed_gram_matrices(const cuda& policy, cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A, T* B) {
+void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
+                            T* A, T* B) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   std::array<pipeline_view, 2> const rows{
       pipeline_view{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
                     memory_space_of(X.data_handle())},
       pipeline_view{reinterpret_cast<const std::byte*>(Y.data_handle()), static_cast<std::size_t>(N) * sizeof(T),
                     memory_space_of(Y.data_handle())}};
-  FUSEKIT_CUBLAS_TRY(cublasSetStream(h, policy.stream));
+  cublasHandle_t const h = cublas.on(policy.stream);
   run_pipeline(policy, K, 1, rows, pipeline_view{},
                [&](cudaStream_t, std::int64_t chunk, std::int64_t, std::int64_t count,
                    const std::array<const std::byte*, 2>& in, std::byte*) {
@@ -101,6 +102,7 @@ void streamed_gram_matrices(const cuda& policy, cublasHandle_t h, matrix<const T
 /// arena, what a workspace must hold. A null size is a buffer the path does not use.
 template <class T>
 struct fit_buffers {
+  stream_buffer<std::byte> cublas_workspace;  ///< cuBLAS's (train_tuning::cublas_workspace_bytes)
   stream_buffer<T> A, B;                   ///< XᵀX; YᵀX (Gram)
   stream_buffer<double> power;             ///< the power iteration's two vectors and λ
   stream_buffer<output_report> reports;    ///< single launch
@@ -109,8 +111,9 @@ struct fit_buffers {
   stream_buffer<int> running;              ///< cuBLAS path
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
-              bool automatic_rate, bool single)
-      : A(policy, gram || automatic_rate ? L * L : 0, arena),
+              bool automatic_rate, bool single, std::int64_t cublas_bytes)
+      : cublas_workspace(policy, cublas_bytes, arena),
+        A(policy, gram || automatic_rate ? L * L : 0, arena),
         B(policy, gram ? N * L : 0, arena),
         power(policy, automatic_rate ? 2 * L + 1 : 0, arena),
         reports(policy, single ? N : 0, arena),
@@ -148,7 +151,7 @@ fit_progress progress_of(const std::vector<descent_state<T>>& states, std::int64
 
 /// Every iteration of the cuBLAS path; returns each output's state.
 template <class T>
-std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning, cublasHandle_t h,
+std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning, const cublas_context& cublas,
                                                 matrix<const T> X, matrix<const T> Y, matrix<T> W,
                                                 const fit_buffers<T>& buf, bool gram, const descent_params<T>& p,
                                                 const std::function<void(const fit_progress&)>& progress) {
@@ -162,7 +165,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
 
   // One batch: `iterations` steps; only the last counts the outputs still running.
   auto const enqueue_batch = [&](cudaStream_t s, std::int64_t iterations) {
-    FUSEKIT_CUBLAS_TRY(cublasSetStream(h, s));
+    cublasHandle_t const h = cublas.on(s);
     FUSEKIT_CUDA_TRY(cudaMemsetAsync(buf.running.get(), 0, sizeof(int), s));
     const T* x = X.data_handle();
     for (std::int64_t b = 0; b < iterations; ++b) {
@@ -201,7 +204,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
     done += batch;
     if (progress) { progress(progress_of(read_states(policy, buf, N), done)); }
   }
-  FUSEKIT_CUBLAS_TRY(cublasSetStream(h, stream));
+  (void)cublas.on(stream);  // off the capture's side stream, which is gone
   return read_states(policy, buf, N);
 }
 
@@ -240,9 +243,10 @@ struct arena_non_finite_counter {
 };
 
 /// Bytes of workspace a fit of these sizes and options needs on the GPU,
-/// whichever path it takes (no device is asked).
+/// whichever path it takes, cuBLAS's workspace included (no device is asked).
 template <class T>
-std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o) {
+std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o,
+                                    const tuning& t = tuning{}) {
   workspace_arena arena = workspace_arena::measure();
   for (std::int64_t values : {K * L, K * N, N * L}) {  // as arena_non_finite_counter takes them, for X, Y and W
     std::size_t const mark = arena.mark();
@@ -252,7 +256,8 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
   }
   bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
   for (bool single : {false, gram}) {
-    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single);
+    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single,
+                                  t.train.cublas_workspace_bytes);
     arena.release(0);
   }
   return arena.bytes_needed();
@@ -269,7 +274,10 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   workspace_arena arena(workspace, f);
   workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
   if (from != nullptr) {
-    std::size_t const needed = fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o);
+    // Sized without asking the device (the check comes before any CUDA call): the
+    // policy's tuning, or the default, which no device's tuning_for exceeds.
+    std::size_t const needed =
+        fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o, policy.tuned ? policy.tune : tuning{});
     FUSEKIT_EXPECTS(workspace.size() >= needed, std::string(f) + ": workspace has " + std::to_string(workspace.size()) +
                                                     " bytes but needs " + std::to_string(needed) +
                                                     " (ask fit_workspace_bytes)");
@@ -281,12 +289,12 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
-  return gpu_fit_checked(policy, X, Y, W, o, forced, from, [&](cublasHandle_t h, T* A, T* B) {
-    gram_matrices<T>(h, X, Y, A, B);
+  return gpu_fit_checked(policy, X, Y, W, o, forced, from, [&](const cublas_context& cublas, T* A, T* B) {
+    gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
   });
 }
 
-/// The fit after its checks, with A (and B) made by `make_gram(handle, A, B)`;
+/// The fit after its checks, with A (and B) made by `make_gram(cublas, A, B)`;
 /// W, and X and Y where the direct formulation reads them, are device memory.
 template <class T, class MakeGram>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
@@ -294,6 +302,7 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
+  FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
   gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
   bool const single = forced == fit_path::single_launch ||
                       (forced == fit_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
@@ -302,10 +311,12 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
                                                   std::to_string(L) + " is too large on this device");
   }
   bool const gram = single || formulation == gd_formulation::gram;
-  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single);
+  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single,
+                           tuning.cublas_workspace_bytes);
 
-  cublasHandle_t const h = cublas_handle(stream);
-  if (gram || !o.learning_rate) { make_gram(h, buf.A.get(), gram ? buf.B.get() : nullptr); }
+  cublas_context const cublas{cublas_handle(), buf.cublas_workspace.get(),
+                              static_cast<std::size_t>(tuning.cublas_workspace_bytes)};
+  if (gram || !o.learning_rate) { make_gram(cublas, buf.A.get(), gram ? buf.B.get() : nullptr); }
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate) {
@@ -333,7 +344,7 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
                                      report.outputs.size() * sizeof(output_report), cudaMemcpyDeviceToHost, stream));
   } else {
-    auto const states = cublas_iterations<T>(policy, tuning, h, X, Y, W, buf, gram, p, o.progress);
+    auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W, buf, gram, p, o.progress);
     for (std::size_t n = 0; n < states.size(); ++n) { report.outputs[n] = states[n].report; }
   }
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -368,8 +379,8 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
   memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
                      ws = memory_space_of(W.data_handle());
   if (xs == memory_space::device && ys == memory_space::device && ws == memory_space::device) {
-    return gpu_fit_checked(policy, X, Y, W, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
-      gram_matrices<T>(h, X, Y, A, B);
+    return gpu_fit_checked(policy, X, Y, W, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
     });
   }
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
@@ -379,15 +390,15 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
   bool const streamed = (xs != memory_space::device || ys != memory_space::device) &&
                         resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
   if (streamed) {
-    report = gpu_fit_checked(policy, X, Y, Wd, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
-      streamed_gram_matrices<T>(policy, h, X, Y, A, B);
+    report = gpu_fit_checked(policy, X, Y, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      streamed_gram_matrices<T>(policy, cublas, X, Y, A, B);
     });
   } else {  // direct: X and Y on the device once
     on_device<const T> const x(policy, X.data_handle(), K * L, xs);
     on_device<const T> const y(policy, Y.data_handle(), K * N, ys);
     matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-    report = gpu_fit_checked(policy, Xd, Yd, Wd, o, forced, nullptr, [&](cublasHandle_t h, T* A, T* B) {
-      gram_matrices<T>(h, Xd, Yd, A, B);
+    report = gpu_fit_checked(policy, Xd, Yd, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B);
     });
   }
   if (ws != memory_space::device) {

@@ -76,6 +76,24 @@ constexpr std::int64_t pipeline_chunk(std::int64_t chunk, std::int64_t align) {
   return c > 0 ? c : a;
 }
 
+/// The staging a pipeline needs per view: `slots` slots of `elements` elements.
+struct pipeline_staging {
+  int slots = 0;
+  std::int64_t elements = 0;
+};
+
+/// slots = min(depth, chunks) and elements = min(chunk, n): chunk c uses slot
+/// c mod depth, so a call of fewer chunks than the depth touches only its
+/// first slots, and no chunk is longer than the call. (A 2^20-element call
+/// with chunks of 2^20 stages one chunk, not depth of them.)
+constexpr pipeline_staging staging_for(const pipeline_shape& s) {
+  if (s.n <= 0) { return {}; }
+  std::int64_t const chunk = pipeline_chunk(s.chunk, s.align);
+  std::int64_t const chunks = (s.n + chunk - 1) / chunk;
+  std::int64_t const depth = s.depth > 0 ? s.depth : 1;
+  return {static_cast<int>(chunks < depth ? chunks : depth), s.n < chunk ? s.n : chunk};
+}
+
 /// The ops of a pipeline, in the order the driver issues them.
 inline std::vector<pipeline_op> plan_pipeline(const pipeline_shape& s) {
   std::vector<pipeline_op> ops;
