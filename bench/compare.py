@@ -3,6 +3,7 @@
 """fusekit side by side with the stacks its users come from.
 
     python3 bench/compare.py RESULTS_DIR [--build BUILD_DIR] [--run-peers] [--cpu-only] [--csv] [--plot]
+    python3 bench/compare.py RESULTS_DIR --figures    (the GPU run's figures P1-P6)
     python3 bench/compare.py --merge-peers FOLDER FILE    (peer_*.json of FOLDER into one FILE)
 
 Reads fusekit's Google Benchmark JSON in RESULTS_DIR (elementwise_bench.json,
@@ -197,6 +198,44 @@ def host_tables(fk, peers):
     return out
 
 
+def figures(results, n=1 << 28):
+    """The figures a first GPU run must give (P1-P6), each a ratio of two runs of
+    the same results folder; '-' where a run is missing."""
+    ew = index(load(results / "elementwise_bench.json"))
+    rd = index(load(results / "reduce_bench.json"))
+    tr = index(load(results / "train_bench.json"))
+    hl = index(load(results / "peer_hidden_layer.json"))
+    s = str(n)
+
+    def us(runs, k):
+        return micros(runs[k]) if k in runs else None
+
+    def ratio(a, b, unit="x"):
+        return f"{a / b:.2f}{unit}" if a and b else "-"
+
+    fused = us(ew, ("gpu", "fused", "f32", s))
+    copy = ew.get(("gpu", "copy", s, "manual_time")) or ew.get(("gpu", "copy", s, "real_time"))
+    read = rd.get(("gpu", "read", "f32", s))
+    block, cub, tree = (rd.get(("gpu", a, "f32", s)) for a in ("block_atomic", "cub", "deterministic"))
+    single = us(tr, ("gpu", "plain_single_launch", "f64", "9x9x9"))
+    per_op = us(tr, ("gpu", "plain_per_operation", "f64", "9x9x9"))
+    lines = [f"", f"Figures of the GPU run (n = 2^{n.bit_length() - 1} where a size applies; x = times faster):",
+             f"P1 fused layer f32, % of the copy kernel:           "
+             f"{roofline_pct(ew[('gpu', 'fused', 'f32', s)], copy) if ('gpu', 'fused', 'f32', s) in ew else '-'}",
+             f"P2 fused vs unfused (f32; u8):                      {ratio(us(ew, ('gpu', 'unfused', 'f32', s)), fused)}; "
+             f"{ratio(us(ew, ('gpu', 'unfused', 'u8', s)), us(ew, ('gpu', 'fused', 'u8', s)))}",
+             f"P3 fused vs torch.compile; vs CuPy ElementwiseKernel: {ratio(us(hl, ('gpu', 'torch_compile', 'f32', s)), fused)}; "
+             f"{ratio(us(hl, ('gpu', 'cupy_elementwise_kernel', 'f32', s)), fused)}",
+             f"P4 block_atomic vs CUB; % of the read loop:          "
+             f"{ratio(micros(cub) if cub else None, micros(block) if block else None)}; "
+             f"{roofline_pct(block, read) if block else '-'}",
+             f"P5 deterministic vs CUB; % of the read loop:         "
+             f"{ratio(micros(cub) if cub else None, micros(tree) if tree else None)}; "
+             f"{roofline_pct(tree, read) if tree else '-'}",
+             f"P6 (9, 9, 9) fit, single launch vs kernel per op:   {ratio(per_op, single)}"]
+    return lines
+
+
 def arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -206,6 +245,8 @@ def arguments(argv):
     parser.add_argument("--cpu-only", action="store_true", help="the peers' CPU stacks only")
     parser.add_argument("--csv", action="store_true", help="also write every JSON file as CSV next to it")
     parser.add_argument("--plot", action="store_true", help="draw the figures (PNG and SVG) into RESULTS_DIR")
+    parser.add_argument("--figures", action="store_true",
+                        help="print only the GPU run's figures P1-P6 (ratios within RESULTS_DIR) and exit")
     return parser.parse_args(argv[1:])
 
 
@@ -215,6 +256,9 @@ def main(argv):
     args = arguments(argv)
     results = pathlib.Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
+    if args.figures:
+        print("\n".join(figures(results)))
+        return 0
     cpu_only = args.cpu_only
     if args.build:
         build = pathlib.Path(args.build)

@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Packs the sources of GoogleTest and Google Benchmark into one folder that a
-# bare GPU machine (CUDA, CMake, no network, no test libraries) can build the
-# tests and benches from:
+# Packs what a bare GPU machine (CUDA, CMake, Python; no network, no test
+# libraries) needs to run scripts/gpu-check.sh, into one folder to carry:
 #
-#   scripts/gpu-bundle.sh [DIR]        (default: .gpu-bundle, ignored by git)
+#   scripts/gpu-bundle.sh [--sources-only] [DIR]      (default: .gpu-bundle, ignored by git)
 #
-#   DIR/googletest/   GoogleTest, from Debian's googletest package (/usr/src/googletest)
-#   DIR/benchmark/    Google Benchmark, the upstream tarball of Debian's source package
+#   DIR/prebuilt.tar.xz  the GPU stages' programs (scripts/gpu-common.sh), built
+#                        here for sm_90 from this tree, with the shared libraries
+#                        the image may lack (libcudart, libbenchmark, libgomp) and a
+#                        MANIFEST (commit, source hash, each program's needs);
+#                        gpu-check.sh runs them when the tree's hash matches.
+#   DIR/googletest/      GoogleTest, from Debian's googletest package (/usr/src/googletest)
+#   DIR/benchmark/       Google Benchmark, the upstream tarball of Debian's source package
 #
-# Sources rather than libraries: a library built here may not link against the
-# GPU image's system libraries. Then configure with -DFUSEKIT_DEPS_DIR=DIR
-# (scripts/gpu-check.sh --bundle DIR does). Versions are this machine's:
-# GoogleTest 1.12 and Google Benchmark 1.7.1 on Debian 12.
+# The sources are the fallback: gpu-check.sh builds from them (-DFUSEKIT_DEPS_DIR)
+# when the programs are missing, stale or cannot load there. cuBLAS and NCCL
+# are too large to carry (cuBLASLt alone is 540 MB): the image's are used, and
+# gpu-check.sh finds them (the toolkit's folders or the pip wheels). Versions
+# are this machine's: GoogleTest 1.12 and Google Benchmark 1.7.1 on Debian 12.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/gpu-common.sh
+prebuilt=1
+if [ "${1:-}" = "--sources-only" ]; then
+  prebuilt=0
+  shift
+fi
 dest=${1:-.gpu-bundle}
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
@@ -45,7 +56,7 @@ apt-get "${apt_opts[@]}" update -q >/dev/null
 tarball=$(ls "$work"/src/benchmark_*.orig.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "gpu-bundle: could not download Google Benchmark's source package" >&2; exit 1; }
 
-rm -rf "$dest"
+rm -rf "$dest/googletest" "$dest/benchmark"
 mkdir -p "$dest/googletest" "$dest/benchmark"
 cp -r /usr/src/googletest/. "$dest/googletest/"
 tar -xf "$tarball" -C "$dest/benchmark" --strip-components=1
@@ -54,3 +65,47 @@ tar -xf "$tarball" -C "$dest/benchmark" --strip-components=1
   echo "benchmark: $(basename "$tarball")"
 } > "$dest/VERSIONS"
 echo "gpu-bundle: $dest ($(du -sh "$dest" | cut -f1)): $(tr '\n' ';' < "$dest/VERSIONS")"
+((prebuilt)) || exit 0
+
+# ---- the programs, built here --------------------------------------------------
+build=${FUSEKIT_PACK_BUILD:-build-gpu-pack}
+export PATH="/usr/local/cuda/bin:${PATH}"
+cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+     -DFUSEKIT_BUILD_TESTS=ON -DFUSEKIT_BUILD_BENCHMARKS=ON -DFUSEKIT_BUILD_EXAMPLES=ON)
+command -v ninja >/dev/null && [ ! -f "$build/CMakeCache.txt" ] && cfg+=(-G Ninja)
+cmake "${cfg[@]}" > "$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
+nccl_line=$(grep -o 'fusekit: NCCL.*' "$work/configure.log" | head -n 1)
+programs=()
+for p in "${FUSEKIT_GPU_TESTS[@]}" "${FUSEKIT_GPU_BENCHES[@]}" "${FUSEKIT_GPU_EXAMPLES[@]}"; do
+  [ "$p" = nccl_gpu_test ] && [[ "$nccl_line" != *"NCCL found"* ]] && continue
+  programs+=("$p")
+done
+t0=$(date +%s)
+cmake --build "$build" -j "$(nproc)" --target "${programs[@]}"
+echo "gpu-bundle: built ${#programs[@]} programs in $(($(date +%s) - t0)) s"
+
+stage="$work/pack"
+mkdir -p "$stage/bin" "$stage/lib"
+for p in "${programs[@]}"; do cp "$(fusekit_program_path "$build" "$p")" "$stage/bin/"; done
+# The shared libraries to carry: the CUDA runtime, Google Benchmark and OpenMP's
+# runtime, as this machine resolves them (the C and C++ libraries, cuBLAS and
+# NCCL are the image's).
+for lib in $(ldd "$stage"/bin/* 2>/dev/null | awk '$1 ~ /^(libcudart|libbenchmark|libgomp)\.so/ && $3 ~ /^\// {print $3}' | sort -u); do
+  cp -L "$lib" "$stage/lib/"
+done
+{
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m), $(nproc) cores"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- include tests bench examples cmake CMakeLists.txt 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "source hash: $(fusekit_source_hash .)"
+  echo "nvcc: $(nvcc --version | grep -o 'release [0-9.]*')"
+  echo "host compiler: $(c++ --version | head -n 1)"
+  echo "${nccl_line:-fusekit: NCCL: no line in the configure log}"
+  echo "carried libraries: $(cd "$stage/lib" && ls | tr '\n' ' ')"
+  for b in "$stage"/bin/*; do
+    echo "$(basename "$b"): $(stat -c %s "$b") bytes; needs $(readelf -d "$b" | awk -F'[][]' '/NEEDED/ {printf "%s ", $2}')"
+  done
+} > "$stage/MANIFEST"
+fusekit_source_hash . > "$stage/SOURCE_HASH"
+tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" .
+echo "gpu-bundle: $dest/prebuilt.tar.xz ($(du -h "$dest/prebuilt.tar.xz" | cut -f1); $(du -sh "$stage" | cut -f1) unpacked), source hash $(cat "$stage/SOURCE_HASH")"
+echo "gpu-bundle: $dest in all: $(du -sh "$dest" | cut -f1)"

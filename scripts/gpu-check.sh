@@ -1,70 +1,98 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# The one script to run on a GPU machine. Stages, in priority order:
+# The GPU machine's check, as two calls made back to back (README.md, "On a
+# GPU machine", gives the exact commands):
 #
-#   build     configure for sm_90 and build tests, benches and examples
-#   test      every test and example but the CPU-only build checks (GPU cases run)
-#   bench     the four benches, short (--benchmark_min_time=0.05), JSON out
-#   sanitize  compute-sanitizer memcheck and racecheck on a chosen subset of GPU tests
-#   peers     NumPy, Numba, CuPy and PyTorch on the same tasks (host data too), then the tables
+#   --call 1  prepare, test, bench, peer_layer (≤ 6 min): the test verdicts and
+#             the figures P1-P6 (bench/compare.py --figures)
+#   --call 2  prepare, sanitize, peers (≤ 5 min): compute-sanitizer memcheck and
+#             racecheck on a subset, then the Python peers of the sum, the
+#             trainer and host data
 #
-#   scripts/gpu-check.sh [--out DIR] [--bundle DIR] [--only STAGE,...] [--budget SECONDS]
-#                        [--hide-system-packages]
+#   prepare    unpack the programs scripts/gpu-bundle.sh built (.gpu-bundle/
+#              prebuilt.tar.xz) when their source hash is this tree's, and find
+#              the image's cuBLAS and NCCL; otherwise build the same programs
+#              here from source (the bundle's GoogleTest and Google Benchmark)
+#   test       the GPU tests and the examples, side by side, each bounded
+#   bench      the four benches' GPU runs, short (--benchmark_min_time=0.05), JSON out
+#   peer_layer the hidden layer in CuPy, PyTorch (eager, torch.compile) and Numba at 2^28
+#   sanitize   compute-sanitizer on small cases that reach every kernel, side by side
+#   peers      the sum, the trainer and host data in NumPy/CuPy/PyTorch/Numba
 #
-#   --out DIR       where results go (default: bench/results/<date>_<gpu>)
-#   --bundle DIR    GoogleTest and Google Benchmark sources (scripts/gpu-bundle.sh),
-#                   built from source; default: .gpu-bundle when it exists, else the
-#                   installed packages
-#   --only S,...    run just these stages (a later stage builds incrementally first)
-#   --budget S      seconds for the whole run (default 420): each stage gets what is
-#                   left, under its own cap, and a stage that would start with under
-#                   15 s left is skipped and says so
-#   --hide-system-packages   ignore /usr for find_package (a rehearsal of a bare machine)
+#   scripts/gpu-check.sh --call 1|2 [--out DIR] [--bundle DIR] [--budget S] [--only S,...]
+#                        [--no-prebuilt] [--hide-system-packages] [--bench-filter RE] [--bench-sizes LIST]
 #
-# At most 8 files, written as each stage ends, so a run stopped at its limit
-# still returns what it did: summary.txt (machine, stage times, tests,
-# sanitizers, tables), log.txt (everything), elementwise_bench.json,
-# reduce_bench.json, train_bench.json, host_pipeline_bench.json and peers.json
-# (every peer's results, one section per task; compare.py reads it as it reads
-# peer_<task>.json).
-# Commit them under bench/results/<date>_<gpu>/. README.md gives the exact call.
+#   --out DIR        where results go (default: bench/results/<date>_<gpu>)
+#   --bundle DIR     what scripts/gpu-bundle.sh made (default: .gpu-bundle)
+#   --budget S       seconds for the whole call (default: 330 for call 1, 270 for
+#                    call 2); every step gets what is left under its own cap, and a
+#                    step that would start with under 5 s left is skipped and says so
+#   --only S,...     just these stages of the call (prepare always runs)
+#   --no-prebuilt    build from source even when the prebuilt programs match
+#   --hide-system-packages   a source build ignores /usr for find_package
+#   --bench-filter RE, --bench-sizes LIST   what the benches run (default ^gpu/ and
+#                    their own sizes; a rehearsal without a GPU picks CPU runs)
+#
+# Files, written as each stage ends, so that a call stopped at its limit still
+# returns what it did (at most 8 per call): call 1 writes summary-1.txt,
+# log-1.txt, the four <bench>.json and peer_hidden_layer.json; call 2 writes
+# summary-2.txt, log-2.txt, peer_sum.json, peer_train.json and
+# peer_host_pipeline.json. Commit both calls' files in one folder,
+# bench/results/<date>_<gpu>/; bench/compare.py reads it whole.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/gpu-common.sh
 export PATH="/usr/local/cuda/bin:${PATH}"
 export PYTHONUNBUFFERED=1
 
+call=""
 out=""
-bundle=""
-only="build,test,bench,sanitize,peers"
-budget=420
+bundle=.gpu-bundle
+budget=""
+only=""
+prebuilt=1
 hide=0
+bench_filter='^gpu/'
+bench_sizes=""
 while (($#)); do
   case "$1" in
+    --call) call=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --bundle) bundle=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --no-prebuilt) prebuilt=0; shift ;;
     --hide-system-packages) hide=1; shift ;;
-    -h|--help) sed -n '3,31p' "$0"; exit 0 ;;
+    --bench-filter) bench_filter=$2; shift 2 ;;
+    --bench-sizes) bench_sizes=$2; shift 2 ;;
+    -h|--help) sed -n '3,41p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-for s in ${only//,/ }; do
-  case "$s" in build|test|bench|sanitize|peers) ;; *) echo "gpu-check: unknown stage '$s'" >&2; exit 2 ;; esac
-done
-[ -n "$bundle" ] || { [ -d .gpu-bundle ] && bundle=.gpu-bundle; }
+case "$call" in
+  1) stages="test,bench,peer_layer"; budget=${budget:-330} ;;
+  2) stages="sanitize,peers"; budget=${budget:-270} ;;
+  *) echo "gpu-check: --call 1 or --call 2 (see --help)" >&2; exit 2 ;;
+esac
+if [ -n "$only" ]; then
+  for s in ${only//,/ }; do
+    [[ ",$stages," == *",$s,"* ]] || { echo "gpu-check: call $call has no stage '$s' (it has $stages)" >&2; exit 2; }
+  done
+  stages=$only
+fi
+[[ "$budget" =~ ^[0-9]+$ ]] || { echo "gpu-check: --budget takes whole seconds" >&2; exit 2; }
 
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
 out=${out:-bench/results/$(date -u +%Y-%m-%d)_${gpu_name:-no-gpu}}
 mkdir -p "$out"
-summary="$out/summary.txt"
-log="$out/log.txt"
+summary="$out/summary-$call.txt"
+log="$out/log-$call.txt"
 : > "$summary"
 : > "$log"
 build=build-gpu
 jobs=$(nproc)
-tmp=$(mktemp -d)  # scratch outside $out: only the 8 result files go there
+tmp=$(mktemp -d)  # scratch outside $out: only the result files go there
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s)
 status=0
@@ -72,26 +100,47 @@ stage_times=()
 
 elapsed() { echo $(($(date +%s) - t0)); }
 say() { echo "$*" | tee -a "$summary"; }
-wants() { [[ ",$only," == *",$1,"* ]]; }
-# Seconds a stage may take: its cap, or what is left of the budget.
+wants() { [[ ",$stages," == *",$1,"* ]]; }
+# Seconds a step may take: its cap, or what is left of the budget; never below 0.
 allow() {
   local left=$((budget - $(elapsed)))
-  echo $((left < $1 ? left : $1))
+  local a=$((left < $1 ? left : $1))
+  echo $((a > 0 ? a : 0))
+}
+# bounded CAP COMMAND...: runs COMMAND under timeout, or, with under 5 s of the
+# budget left, not at all (rc 125 and a line; `timeout 0` would mean no limit).
+bounded() {
+  local t
+  t=$(allow "$1")
+  shift
+  if ((t < 5)); then
+    echo "skipped (the ${budget}s budget is spent): $*" >> "$log"
+    return 125
+  fi
+  timeout "$t" "$@"
+}
+rc_word() {  # what an exit status means here
+  case "$1" in
+    0) echo ok ;;
+    124) echo "FAILED (out of time)" ;;
+    125) echo "skipped (budget spent)" ;;
+    *) echo "FAILED (rc $1)" ;;
+  esac
 }
 begin() {
   stage=$1
   stage_start=$(date +%s)
   echo "[$(elapsed)s] == $stage" | tee -a "$log"
 }
-end() {  # end STATUS-WORD
+end() {  # end STATUS-WORDS
   local took=$(($(date +%s) - stage_start))
   stage_times+=("$stage ${took}s ($1)")
   say "[$(elapsed)s] stage $stage: $1 in ${took}s"
   [ "$1" = ok ] || status=1
 }
-# Skips a stage when less than 15 s of the budget is left.
+# Whether a stage has time to start; else says it is skipped.
 has_time() {
-  if (($(allow 100000) < 15)); then
+  if (($(allow 100000) < 5)); then
     say "[$(elapsed)s] stage $1: skipped, the ${budget}s budget is spent"
     stage_times+=("$1 skipped")
     status=1
@@ -100,8 +149,9 @@ has_time() {
 }
 
 {
+  echo "call $call: stages prepare,$stages; budget ${budget}s"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "source hash: $(fusekit_source_hash .)$(git rev-parse HEAD >/dev/null 2>&1 && echo "; commit $(git rev-parse HEAD)")"
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
   else
@@ -109,134 +159,274 @@ has_time() {
   fi
   echo "nvcc: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo missing)"
   echo "cmake: $(cmake --version 2>/dev/null | head -n 1)"
-  echo "host compiler: $(c++ --version 2>/dev/null | head -n 1)"
+  echo "python3: $(python3 --version 2>&1)"
   echo "cpus: ${jobs}"
-  echo "stages: ${only}; budget ${budget}s"
-  [ -n "$bundle" ] && echo "bundle: $bundle ($(tr '\n' ' ' < "$bundle/VERSIONS" 2>/dev/null))"
 } | tee -a "$summary"
 
-# What the stages need, said plainly before anything runs.
 missing=()
-command -v nvcc >/dev/null || missing+=("nvcc (build)")
-command -v cmake >/dev/null || missing+=("cmake (build)")
+nvidia-smi -L >/dev/null 2>&1 || missing+=("a visible GPU (nvidia-smi -L): the GPU cases will skip")
 command -v python3 >/dev/null || missing+=("python3 (bench tables, peers)")
-nvidia-smi -L >/dev/null 2>&1 || missing+=("a visible GPU (nvidia-smi -L): GPU tests will skip")
 if wants sanitize; then command -v compute-sanitizer >/dev/null || missing+=("compute-sanitizer (sanitize)"); fi
-if [ -n "$bundle" ]; then
-  for dep in googletest benchmark; do
-    [ -f "$bundle/$dep/CMakeLists.txt" ] || missing+=("$bundle/$dep sources (scripts/gpu-bundle.sh)")
-  done
-else
-  [ -f /usr/include/gtest/gtest.h ] || missing+=("GoogleTest: no --bundle and no libgtest-dev (run scripts/gpu-bundle.sh where apt works; carry .gpu-bundle)")
-  [ -f /usr/include/benchmark/benchmark.h ] || missing+=("Google Benchmark: no --bundle and no libbenchmark-dev (as above)")
-fi
-if ((${#missing[@]})); then
-  for m in "${missing[@]}"; do say "missing: $m"; done
-else
-  say "missing: nothing"
-fi
+for m in "${missing[@]}"; do say "missing: $m"; done
+((${#missing[@]})) || say "missing: nothing"
 
-built=0
-run_build() {
-  local cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-             -DFUSEKIT_BUILD_TESTS=ON -DFUSEKIT_BUILD_BENCHMARKS=ON -DFUSEKIT_BUILD_EXAMPLES=ON)
-  command -v ninja >/dev/null && [ ! -f "$build/CMakeCache.txt" ] && cfg+=(-G Ninja)
-  [ -n "$bundle" ] && cfg+=("-DFUSEKIT_DEPS_DIR=$(cd "$bundle" && pwd)")
-  ((hide)) && cfg+=("-DCMAKE_IGNORE_PREFIX_PATH=/usr;/")
-  timeout "$1" cmake "${cfg[@]}" >> "$log" 2>&1 &&
-    timeout "$(allow "$1")" cmake --build "$build" -j "$jobs" >> "$log" 2>&1
+# ---- prepare: the programs, prebuilt or built here ------------------------------
+bin=""        # folder of the programs
+libs=""       # LD_LIBRARY_PATH for them
+not_built=()  # "program: why"
+declare -A unusable=()
+
+# Folders that hold `lib` (a file name), from the toolkit or a pip wheel of python3.
+find_library_dir() {
+  local d
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -e "$d/$1" ] && { echo "$d"; return; }
+  done
+  python3 - "$1" <<'PY' 2>/dev/null
+import importlib.util, pathlib, sys
+spec = importlib.util.find_spec("nvidia")
+for root in (spec.submodule_search_locations if spec else []):
+    for hit in sorted(pathlib.Path(root).glob("*/lib/" + sys.argv[1])) + sorted(pathlib.Path(root).glob("*/*/lib/" + sys.argv[1])):
+        print(hit.parent)
+        sys.exit(0)
+PY
 }
-needs_build=0
-for s in test bench sanitize; do wants "$s" && needs_build=1; done
-if wants build || ((needs_build)); then
-  if has_time build; then
-    begin build
-    if run_build "$(allow 330)"; then
-      built=1
-      end ok
-    else
-      grep -E "error|Error|FAILED" "$log" | tail -n 15 | tee -a "$summary"
-      end FAILED
+
+# Sets `libs` so that every program finds its libraries; marks the others unusable.
+resolve_libraries() {
+  libs="$1"
+  local lib d b missing_libs
+  for lib in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+    if ! ldd "$bin"/* 2>/dev/null | grep -q "$lib => not found"; then continue; fi
+    d=$(find_library_dir "$lib")
+    if [ -n "$d" ]; then
+      libs="$libs:$d"
+      say "library: $lib from $d"
     fi
+  done
+  for b in "$bin"/*; do
+    missing_libs=$(env LD_LIBRARY_PATH="$libs" ldd "$b" 2>&1 | grep -E "not found" | awk '{print $1, $2, $3, $4}' | sort -u | tr '\n' ';')
+    if [ -n "$missing_libs" ]; then
+      unusable[$(basename "$b")]="$missing_libs"
+      say "cannot load $(basename "$b"): $missing_libs"
+    fi
+  done
+}
+
+unpack_prebuilt() {
+  local pack="$bundle/prebuilt.tar.xz"
+  [ -f "$pack" ] || { say "prepare: no $pack (scripts/gpu-bundle.sh makes it)"; return 1; }
+  rm -rf "$build/prebuilt"
+  mkdir -p "$build/prebuilt"
+  tar -xJf "$pack" -C "$build/prebuilt" >> "$log" 2>&1 || { say "prepare: $pack does not unpack"; return 1; }
+  local want have
+  want=$(fusekit_source_hash .)
+  have=$(cat "$build/prebuilt/SOURCE_HASH" 2>/dev/null)
+  if [ "$want" != "$have" ]; then
+    say "prepare: the prebuilt programs are of another tree (source hash $have; this tree $want)"
+    return 1
+  fi
+  bin="$build/prebuilt/bin"
+  grep -E "^(built|commit|nvcc|host compiler|fusekit: NCCL|carried)" "$build/prebuilt/MANIFEST" | sed 's/^/prebuilt: /' | tee -a "$summary"
+  resolve_libraries "$(cd "$build/prebuilt/lib" && pwd)"
+  if ((${#unusable[@]})); then
+    say "prepare: ${#unusable[@]} prebuilt programs cannot load here"
+    return 1
+  fi
+  local nccl
+  nccl=$(grep -o 'fusekit: NCCL not found.*' "$build/prebuilt/MANIFEST")
+  [ -n "$nccl" ] && not_built+=("nccl_gpu_test: ${nccl#fusekit: }")
+  return 0
+}
+
+build_here() {
+  local src="$build/source"
+  local cfg=(-S . -B "$src" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+             -DFUSEKIT_BUILD_TESTS=ON -DFUSEKIT_BUILD_BENCHMARKS=ON -DFUSEKIT_BUILD_EXAMPLES=ON)
+  command -v ninja >/dev/null && [ ! -f "$src/CMakeCache.txt" ] && cfg+=(-G Ninja)
+  if [ -f "$bundle/googletest/CMakeLists.txt" ] && [ -f "$bundle/benchmark/CMakeLists.txt" ]; then
+    cfg+=("-DFUSEKIT_DEPS_DIR=$(cd "$bundle" && pwd)")
+  fi
+  ((hide)) && cfg+=("-DCMAKE_IGNORE_PREFIX_PATH=/usr;/")
+  bounded 40 cmake "${cfg[@]}" > "$tmp/configure.log" 2>&1
+  local rc=$?
+  cat "$tmp/configure.log" >> "$log"
+  ((rc == 0)) || { grep -E "Error|error" "$tmp/configure.log" | tail -n 10 | tee -a "$summary"; return 1; }
+  local nccl targets=() p
+  nccl=$(grep -o 'fusekit: NCCL.*' "$tmp/configure.log" | head -n 1)
+  for p in "${FUSEKIT_GPU_TESTS[@]}" "${FUSEKIT_GPU_BENCHES[@]}" "${FUSEKIT_GPU_EXAMPLES[@]}"; do
+    if [ "$p" = nccl_gpu_test ] && [[ "$nccl" != *"NCCL found"* ]]; then
+      not_built+=("nccl_gpu_test: ${nccl#fusekit: }")
+      continue
+    fi
+    targets+=("$p")
+  done
+  bounded "${FUSEKIT_BUILD_CAP:-240}" cmake --build "$src" -j "$jobs" --target "${targets[@]}" >> "$log" 2>&1
+  rc=$?
+  ((rc == 0)) || { grep -E "error|Error|FAILED" "$log" | tail -n 15 | tee -a "$summary"; return 1; }
+  bin="$build/bin"
+  rm -rf "$bin"
+  mkdir -p "$bin"
+  for p in "${targets[@]}"; do ln -s "$(cd "$(dirname "$(fusekit_program_path "$src" "$p")")" && pwd)/$p" "$bin/$p"; done
+  unusable=()
+  resolve_libraries ""
+}
+
+begin prepare
+prepared=0
+if ((prebuilt)) && unpack_prebuilt; then
+  prepared=1
+  end ok
+else
+  unusable=()
+  if has_time prepare && build_here; then
+    prepared=1
+    end ok
+  else
+    end FAILED
   fi
 fi
+for n in "${not_built[@]}"; do say "not built: $n"; done
 
-for s in test bench sanitize; do
-  if wants "$s" && ((!built)); then say "stage $s: skipped, nothing was built"; stage_times+=("$s skipped"); status=1; fi
+# run_program NAME ARGS...: a program of the GPU stages with its libraries.
+run_program() {
+  local name=$1
+  shift
+  env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$name" "$@"
+}
+# Whether a program can run; else says why not.
+runnable() {
+  if [ ! -e "$bin/$1" ]; then
+    local why
+    why=$(printf '%s\n' "${not_built[@]}" | grep "^$1:" || true)
+    say "$1: not run (${why:-not built})"
+    return 1
+  fi
+  if [ -n "${unusable[$1]:-}" ]; then say "$1: not run (cannot load: ${unusable[$1]})"; return 1; fi
+}
+
+for s in ${stages//,/ }; do
+  if [ "$s" != peer_layer ] && [ "$s" != peers ] && ((!prepared)); then
+    say "stage $s: skipped, no programs"
+    stage_times+=("$s skipped")
+    status=1
+  fi
 done
 
-if wants test && ((built)) && has_time test; then
+# ---- call 1 -------------------------------------------------------------------
+if wants test && ((prepared)) && has_time test; then
   begin test
-  # The CPU-only build checks (codegen, warnings, consumer projects) are CI's; the rest runs here.
-  timeout "$(allow 150)" ctest --test-dir "$build" -LE "bench|install|codegen" -j 8 --output-on-failure \
-    --timeout 120 2>&1 | tee -a "$log" > "$tmp/ctest.txt"
-  rc=${PIPESTATUS[0]}
-  grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(Skipped\)|Not Run" "$tmp/ctest.txt" | tee -a "$summary"
-  [ $rc -eq 0 ] && end ok || end "FAILED (rc $rc)"
+  test_rc=0
+  declare -A pid_of=()
+  for p in "${FUSEKIT_GPU_TESTS[@]}" "${FUSEKIT_GPU_EXAMPLES[@]}"; do
+    runnable "$p" || { [ "$p" = nccl_gpu_test ] || test_rc=1; continue; }
+    bounded 150 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$p" > "$tmp/$p.txt" 2>&1 &
+    pid_of[$p]=$!
+  done
+  for p in "${!pid_of[@]}"; do
+    wait "${pid_of[$p]}"
+    rc=$?
+    { echo "=== $p (rc $rc)"; cat "$tmp/$p.txt"; } >> "$log"
+    verdict=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$tmp/$p.txt" |
+              sed -E 's/^\[  ([A-Z]+) +\] ([0-9]+) tests?.*/\2 \1/' | tr 'A-Z' 'a-z' | paste -sd, - | sed 's/,/, /g')
+    failed=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$tmp/$p.txt" | sed 's/^\[  FAILED  \] //; s/ (.*//' | sort -u | tr '\n' ' ')
+    tail_line=$(tail -n 1 "$tmp/$p.txt")
+    say "$p: $(rc_word $rc); ${verdict:-$tail_line}${failed:+ failed: $failed}"
+    ((rc == 0)) || test_rc=1
+  done
+  ((test_rc == 0)) && end ok || end FAILED
 fi
 
-if wants bench && ((built)) && has_time bench; then
+if wants bench && ((prepared)) && has_time bench; then
   begin bench
   bench_rc=0
-  for b in elementwise_bench reduce_bench train_bench host_pipeline_bench; do
-    [ "$b" = train_bench ] && cap=150 || cap=60
-    "$build/bench/$b" --help >/dev/null 2>&1 || { say "bench $b: not built"; bench_rc=1; continue; }
-    timeout "$(allow $cap)" "$build/bench/$b" --benchmark_min_time=0.05 --benchmark_out="$out/$b.json" \
-      --benchmark_out_format=json --benchmark_counters_tabular=true >> "$log" 2>&1
+  declare -A cap=([elementwise_bench]=45 [reduce_bench]=70 [train_bench]=70 [host_pipeline_bench]=70)
+  for b in "${FUSEKIT_GPU_BENCHES[@]}"; do
+    runnable "$b" || { bench_rc=1; continue; }
+    args=("--benchmark_filter=$bench_filter" --benchmark_min_time=0.05 "--benchmark_out=$out/$b.json"
+          --benchmark_out_format=json --benchmark_counters_tabular=true)
+    [ -n "$bench_sizes" ] && args+=("--sizes=$bench_sizes")
+    t=$(date +%s)
+    bounded "${cap[$b]}" env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$b" "${args[@]}" >> "$log" 2>&1
     rc=$?
-    say "bench $b: $([ $rc -eq 0 ] && echo ok || echo "FAILED (rc $rc$([ $rc -eq 124 ] && echo ', out of time'))")"
-    [ $rc -eq 0 ] || bench_rc=1
+    runs=$(grep -c '"run_type": "iteration"' "$out/$b.json" 2>/dev/null)
+    say "bench $b: $(rc_word $rc), ${runs:-0} runs in $(($(date +%s) - t))s"
+    ((rc == 0)) || bench_rc=1
   done
+  mkdir -p "$build/last-call-1"
+  cp "$out"/*_bench.json "$build/last-call-1/" 2>/dev/null
   python3 bench/summarize.py "$out" >> "$summary" 2>> "$log"
-  [ $bench_rc -eq 0 ] && end ok || end FAILED
+  ((bench_rc == 0)) && end ok || end FAILED
 fi
 
-if wants sanitize && ((built)) && has_time sanitize; then
+if wants peer_layer && has_time peer_layer; then
+  begin peer_layer
+  bounded 100 python3 bench/peers/hidden_layer.py --gpu-only --sizes 2^28 --out "$out/peer_hidden_layer.json" >> "$log" 2>&1
+  rc=$?
+  runs=$(grep -c '"run_type"' "$out/peer_hidden_layer.json" 2>/dev/null)
+  say "peer hidden_layer: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"
+  cp "$out/peer_hidden_layer.json" "$build/last-call-1/" 2>/dev/null
+  python3 bench/compare.py "$out" --figures >> "$summary" 2>> "$log"
+  ((rc == 0)) && end ok || end "$(rc_word $rc)"
+fi
+
+# ---- call 2 -------------------------------------------------------------------
+if wants sanitize && ((prepared)) && has_time sanitize; then
   begin sanitize
   san_rc=0
   if command -v compute-sanitizer >/dev/null; then
-    # Small cases that reach every kernel: elementwise, the four sums (tree, atomics,
-    # CUB), both trainer paths and predict. Under a sanitizer a kernel runs 10-100x slower.
+    # Small cases that reach every kernel: elementwise, the four sums (tree,
+    # atomics, CUB), both trainer paths and predict, the host-data pipeline.
+    # Under a sanitizer a kernel runs 10-100x slower; the runs go side by side.
     declare -A subset=(
       [elementwise_gpu_test]="GpuTransform.FusedEqualsUnfusedBitForBit:GpuTransform.FourInputsWithADeviceLambdaInPlace:GpuTransform.GraphCapturedCallReplays"
       [reduce_gpu_test]="GpuSum.IntegersExactAndEmptyIsZero:GpuSum.SpecialValuesPropagate:GpuTransformReduce.*:GpuReduce.IntegerMinMaxWithAtomics"
       [train_gpu_test]="GpuFit.ShortFitOnBothPathsForTheSanitizers:GpuPredict.*:CudaResources.WorkspaceOverloadsAllocateNothing"
       [host_data_gpu_test]="HostData.ShortPipelineForTheSanitizers"
     )
+    declare -A san_pid=()
     for tool in memcheck racecheck; do
-      for bin in elementwise_gpu_test reduce_gpu_test train_gpu_test host_data_gpu_test; do
-        [ "$tool" = racecheck ] && [ "$bin" = elementwise_gpu_test ] && continue  # no shared memory there
-        echo "=== $tool $bin" >> "$log"
-        timeout "$(allow 30)" compute-sanitizer --tool "$tool" --error-exitcode 3 "$build/tests/$bin" \
-          --gtest_filter="${subset[$bin]}" 2>&1 | tee -a "$log" > "$tmp/san.txt"
-        rc=${PIPESTATUS[0]}
-        say "$tool $bin: rc $rc$([ $rc -eq 124 ] && echo ', out of time'); $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/san.txt" | tail -n 1); $(grep -E '^\[  (PASSED|FAILED)' "$tmp/san.txt" | tr '\n' ' ')"
-        [ $rc -eq 0 ] || san_rc=1
+      for p in elementwise_gpu_test reduce_gpu_test train_gpu_test host_data_gpu_test; do
+        [ "$tool" = racecheck ] && [ "$p" = elementwise_gpu_test ] && continue  # no shared memory there
+        runnable "$p" || { san_rc=1; continue; }
+        bounded 100 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" compute-sanitizer --tool "$tool" \
+          --error-exitcode 3 "$bin/$p" --gtest_filter="${subset[$p]}" > "$tmp/$tool.$p.txt" 2>&1 &
+        san_pid[$tool.$p]=$!
       done
+    done
+    for k in "${!san_pid[@]}"; do
+      wait "${san_pid[$k]}"
+      rc=$?
+      { echo "=== $k (rc $rc)"; cat "$tmp/$k.txt"; } >> "$log"
+      say "$k: $(rc_word $rc); $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/$k.txt" | tail -n 1); $(grep -E '^\[  (PASSED|FAILED)' "$tmp/$k.txt" | tr '\n' ' ')"
+      ((rc == 0)) || san_rc=1
     done
   else
     say "compute-sanitizer not found"
     san_rc=1
   fi
-  [ $san_rc -eq 0 ] && end ok || end FAILED
+  ((san_rc == 0)) && end ok || end FAILED
 fi
 
 if wants peers && has_time peers; then
   begin peers
   peers_rc=0
   # Each peer writes its JSON run by run, so one stopped by its limit keeps what it measured.
-  for p in hidden_layer sum train host_pipeline; do
+  for p in sum train host_pipeline; do
     extra=()
     [ "$p" = train ] && extra=(--budget 3)  # seconds per fit: long loops compare per iteration
-    timeout "$(allow 90)" python3 "bench/peers/$p.py" --out "$tmp/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
+    bounded 70 python3 "bench/peers/$p.py" --gpu-only --out "$out/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
     rc=$?
-    python3 bench/compare.py --merge-peers "$tmp" "$out/peers.json" >> "$log" 2>&1
-    runs=$(grep -c '"run_type"' "$tmp/peer_$p.json" 2>/dev/null || echo 0)
-    say "peer $p: $([ $rc -eq 0 ] && echo ok || echo "rc $rc$([ $rc -eq 124 ] && echo ', out of time')"), $runs runs$([ "$runs" -gt 0 ] || echo ' (see log.txt: a stack missing?)')"
-    [ $rc -eq 0 ] || peers_rc=1
+    runs=$(grep -c '"run_type"' "$out/peer_$p.json" 2>/dev/null)
+    say "peer $p: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"
+    ((rc == 0)) || peers_rc=1
   done
-  python3 bench/compare.py "$out" >> "$summary" 2>> "$log"
-  [ $peers_rc -eq 0 ] && end ok || end FAILED
+  # With call 1's results still on this machine, the tables against fusekit.
+  if compgen -G "$build/last-call-1/*.json" >/dev/null; then
+    cp "$out"/peer_*.json "$build/last-call-1/" 2>/dev/null
+    python3 bench/compare.py "$build/last-call-1" >> "$summary" 2>> "$log"
+  fi
+  ((peers_rc == 0)) && end ok || end FAILED
 fi
 
 say ""

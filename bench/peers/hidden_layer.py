@@ -9,7 +9,7 @@ per-operation chain and a fused ElementwiseKernel), PyTorch (the eager chain and
 torch.compile). Same sizes and data as bench/elementwise.cu, float32; each
 result checked against a float64 reference (‖y − ref‖ / ‖ref‖ on a sample).
 
-    python3 hidden_layer.py [--out results.json] [--cpu-only]
+    python3 hidden_layer.py [--out results.json] [--cpu-only | --gpu-only] [--sizes 2^28,...]
 """
 import sys
 import time
@@ -20,9 +20,10 @@ CPU_SIZES = [1 << 20, 10_000_000, 1 << 24]
 GPU_SIZES = [1 << 20, 1 << 24, 1 << 28]
 
 
-def check(np, y, grey, w):
-    """Relative error against float64 on every 64th element (y on the host)."""
-    idx = slice(None, None, 64)
+def check(np, y, grey, w, stride=64):
+    """Relative error against float64 on every `stride`-th element (host arrays;
+    stride 1 when they are that sample already)."""
+    idx = slice(None, None, stride)
     x = grey[idx].astype(np.float64) / 255.0 * w[idx].astype(np.float64)
     ref = np.tanh(x)
     got = y[idx].astype(np.float64)
@@ -52,7 +53,7 @@ def cpu_peers(np, report):
             for i in numba.prange(grey.shape[0]):
                 x = grey[i] / numba.float32(255) * w[i]
                 out[i] = (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x))
-    for n in CPU_SIZES:
+    for n in pc.sizes(CPU_SIZES):
         grey, w = pc.layer_inputs(np, n, np.float32)
         nbytes = n * 12
         y = numpy_three_pass(np, grey, w)
@@ -97,11 +98,24 @@ def gpu_peers(np, report):
             compiled = torch.compile(torch_layer)
         except Exception as e:
             print(f"skipped: torch.compile ({e})", file=sys.stderr)
-    for n in GPU_SIZES:
-        grey, w = pc.layer_inputs(np, n, np.float32)
+    for n in pc.sizes(GPU_SIZES):
+        # The inputs are made on the GPU when CuPy is there (2^28 elements take
+        # NumPy half a minute) and shared by every stack through the CUDA array
+        # interface; the checks read every 64th element back.
+        on_gpu = cp is not None
+        if on_gpu:
+            cg, cw = pc.layer_inputs(cp, n, cp.float32)
+            inputs = (cg, cw)
+            grey, w = cp.asnumpy(cg[::64]), cp.asnumpy(cw[::64])
+        else:
+            inputs = pc.layer_inputs(np, n, np.float32)
+            grey, w = inputs[0][::64].copy(), inputs[1][::64].copy()
+
+        def sample(y):
+            return y[::64]
         nbytes = n * 12
         if numba_cuda is not None:
-            dg, dw = numba_cuda.to_device(grey), numba_cuda.to_device(w)
+            dg, dw = (numba_cuda.as_cuda_array(a) if on_gpu else numba_cuda.to_device(a) for a in inputs)
             da, db, dy = (numba_cuda.device_array(n, dtype=np.float32) for _ in range(3))
 
             def nb_chain():
@@ -110,36 +124,38 @@ def gpu_peers(np, report):
                 nb_activate(db, out=dy)
             nb_chain()
             report.add(f"gpu/numba_cuda_three_vectorize/f32/{n}", n, pc.time_it(nb_chain, numba_cuda.synchronize), nbytes,
-                       check(np, dy.copy_to_host(), grey, w))
+                       check(np, sample(dy.copy_to_host()), grey, w, 1))
             del dg, dw, da, db, dy
         if cp is not None:
-            cg, cw = cp.asarray(grey), cp.asarray(w)
             sync = cp.cuda.Device().synchronize
 
             def cp_chain():
                 b = cg / cp.float32(255) * cw
                 return (cp.exp(b) - cp.exp(-b)) / (cp.exp(b) + cp.exp(-b))
             report.add(f"gpu/cupy_per_operation/f32/{n}", n, pc.time_it(cp_chain, sync), nbytes,
-                       check(np, cp.asnumpy(cp_chain()), grey, w))
+                       check(np, cp.asnumpy(sample(cp_chain())), grey, w, 1))
             cy = cp.empty_like(cw)
             report.add(f"gpu/cupy_elementwise_kernel/f32/{n}", n, pc.time_it(lambda: fused(cg, cw, cy), sync), nbytes,
-                       check(np, cp.asnumpy(fused(cg, cw, cy)), grey, w))
-            del cg, cw, cy
-            cp.get_default_memory_pool().free_all_blocks()
+                       check(np, cp.asnumpy(sample(fused(cg, cw, cy))), grey, w, 1))
+            del cy
         if torch is not None:
-            tg, tw = torch.from_numpy(grey).cuda(), torch.from_numpy(w).cuda()
+            tg, tw = (torch.as_tensor(a, device="cuda") if on_gpu else torch.from_numpy(a).cuda() for a in inputs)
             sync = torch.cuda.synchronize
             report.add(f"gpu/torch_eager/f32/{n}", n, pc.time_it(lambda: torch_layer(tg, tw), sync), nbytes,
-                       check(np, torch_layer(tg, tw).cpu().numpy(), grey, w))
+                       check(np, sample(torch_layer(tg, tw)).cpu().numpy(), grey, w, 1))
             if compiled is not None:
                 t0 = time.perf_counter()
                 y = compiled(tg, tw)  # first call compiles: reported apart
                 sync()
                 first = time.perf_counter() - t0
                 report.add(f"gpu/torch_compile/f32/{n}", n, pc.time_it(lambda: compiled(tg, tw), sync), nbytes,
-                           check(np, y.cpu().numpy(), grey, w), first_call_seconds=first)
+                           check(np, sample(y).cpu().numpy(), grey, w, 1), first_call_seconds=first)
             del tg, tw
             torch.cuda.empty_cache()
+        del inputs
+        if on_gpu:
+            del cg, cw
+            cp.get_default_memory_pool().free_all_blocks()
 
 
 if __name__ == "__main__":

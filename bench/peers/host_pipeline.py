@@ -45,7 +45,7 @@ def gpu_peers(np, report):
         def nb_layer(g, w):
             x = g / numba.float32(255) * w
             return (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x))
-    for n in SIZES:
+    for n in pc.sizes(SIZES):
         grey, w = pc.layer_inputs(np, n, np.uint8)
         layer_bytes, sum_bytes = 9 * n, 4 * n
         ref_sum = float(np.sum(w, dtype=np.float64))

@@ -5,6 +5,7 @@ timing, float64 checks, and output in Google Benchmark's JSON schema.
 Standard library only at import; NumPy and the GPU stacks are imported by
 the task scripts, each skipped with a line when it is not installed.
 """
+import contextlib
 import datetime
 import importlib
 import json
@@ -27,8 +28,10 @@ def optional(module):
 
 
 def hash32(np, i, seed):
-    """fusekit::detail::hash32 (splitmix64's finalizer) on a uint64 array."""
-    with np.errstate(over="ignore"):
+    """fusekit::detail::hash32 (splitmix64's finalizer) on a uint64 array (NumPy's,
+    or CuPy's: then the data is made on the GPU)."""
+    quiet = np.errstate(over="ignore") if hasattr(np, "errstate") else contextlib.nullcontext()
+    with quiet:
         z = (i * np.uint64(0x9E3779B97F4A7C15) + np.uint64((seed * 0xD1B54A32D192ED03) & MASK64)
              + np.uint64(0x632BE59BD9B4E019))
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -151,25 +154,54 @@ def gpu_stacks():
     return cp, torch, numba_cuda
 
 
+_sizes = None  # --sizes, when given: every size list of the task
+
+
+def sizes(default):
+    """The task's sizes: --sizes when given, else `default`."""
+    return _sizes if _sizes is not None else default
+
+
+def parse_sizes(text):
+    """'2^20,1000' -> [1048576, 1000]."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        value = 1 << int(item[2:]) if item.startswith("2^") else int(item)
+        if value <= 0:
+            raise ValueError(f"--sizes: {item} is not a positive size")
+        out.append(value)
+    return out
+
+
 def run_task(task, argv, cpu_peers, gpu_peers):
-    """The main of a peer script: NumPy required, GPU peers unless --cpu-only."""
-    out, cpu_only = main_args(argv)
+    """The main of a peer script: NumPy required; CPU peers unless --gpu-only,
+    GPU peers unless --cpu-only."""
+    global _sizes
+    args = main_args(argv)
+    _sizes = args.sizes
     np = optional("numpy")
     if np is None:
         return 0
-    report = Report(task, out)
-    cpu_peers(np, report)
-    if not cpu_only:
+    report = Report(task, args.out)
+    if not args.gpu_only:
+        cpu_peers(np, report)
+    if not args.cpu_only:
         gpu_peers(np, report)
     return 0
 
 
-def main_args(argv):
-    """--out FILE, --cpu-only (and --help)."""
+def main_args(argv, more=None):
+    """--out FILE, --cpu-only, --gpu-only, --sizes LIST (and --help); `more(parser)`
+    adds a task's own."""
     import argparse
     parser = argparse.ArgumentParser(description=f"fusekit's peer benchmark {pathlib.Path(argv[0]).stem}: the same "
                                      "task in the stacks users come from, timed the same way; JSON for compare.py")
     parser.add_argument("--out", metavar="FILE", help="write the results as JSON (default: print only)")
     parser.add_argument("--cpu-only", action="store_true", help="skip the GPU stacks")
-    args = parser.parse_args(argv[1:])
-    return args.out, args.cpu_only
+    parser.add_argument("--gpu-only", action="store_true", help="skip the CPU stacks")
+    parser.add_argument("--sizes", type=parse_sizes, metavar="LIST",
+                        help="comma-separated sizes (numbers or 2^k) in place of the task's own")
+    if more is not None:
+        more(parser)
+    return parser.parse_args(argv[1:])

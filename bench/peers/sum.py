@@ -35,7 +35,7 @@ def cpu_peers(np, report):
             for i in numba.prange(x.shape[0]):
                 s += x[i]
             return s
-    for n in CPU_SIZES:
+    for n in pc.sizes(CPU_SIZES):
         for name, dtype, acc in SERIES:
             x = pc.sum_inputs(np, n, np.dtype(dtype))
             ref = reference(np, x)
@@ -59,7 +59,7 @@ def gpu_peers(np, report):
             while i < x.shape[0]:
                 numba_cuda.atomic.add(out, 0, x[i])
                 i += stride
-    for n in GPU_SIZES:
+    for n in pc.sizes(GPU_SIZES):
         for name, dtype, acc in SERIES:
             x = pc.sum_inputs(np, n, np.dtype(dtype))
             ref = reference(np, x)

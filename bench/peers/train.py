@@ -70,16 +70,18 @@ def run(report, backend, stack, xp, to_host, sync, dtype_name, X, Y, tol, shape)
 
 
 def main(argv):
-    out, cpu_only = pc.main_args(argv)
+    args = pc.main_args(argv, lambda p: p.add_argument(
+        "--budget", type=float, metavar="SECONDS", help="seconds per fit, for every stack (a short GPU lease)"))
+    if args.sizes is not None:
+        print("train: --sizes does not apply (the shapes are K x L x N)", file=sys.stderr)
     np = pc.optional("numpy")
     if np is None:
         return 0
-    report = pc.Report("train", out)
-    if "--budget" in argv:  # seconds per fit, for every stack (a short GPU lease)
-        seconds = float(argv[argv.index("--budget") + 1])
-        BUDGET_SECONDS.update(cpu=seconds, gpu=seconds)
+    report = pc.Report("train", args.out)
+    if args.budget is not None:
+        BUDGET_SECONDS.update(cpu=args.budget, gpu=args.budget)
     gpu = []
-    if not cpu_only:
+    if not args.cpu_only:
         cp, torch, _ = pc.gpu_stacks()
         if cp is not None:
             gpu.append(("cupy", cp, cp.asarray, cp.asnumpy, cp.cuda.Device().synchronize))
@@ -95,7 +97,8 @@ def main(argv):
     for dtype_name, dtype, tol in (("f64", np.float64, 1e-8), ("f32", np.float32, 1e-4)):
         for shape in SHAPES:
             X, Y = pc.train_problem(np, *shape, dtype)
-            run(report, "cpu", "numpy", np, lambda a: a, lambda: None, dtype_name, X, Y, tol, shape)
+            if not args.gpu_only:
+                run(report, "cpu", "numpy", np, lambda a: a, lambda: None, dtype_name, X, Y, tol, shape)
             for name, xp, to_device, to_host, sync in gpu:
                 run(report, "gpu", name, xp, to_host, sync, dtype_name, to_device(X), to_device(Y), tol, shape)
     return 0

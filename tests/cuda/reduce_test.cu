@@ -81,18 +81,24 @@ TEST(GpuSum, EveryAlgorithmWithinItsBound) {
   }
 }
 
-TEST(GpuSum, UniformFloatWithinTheDocumentedBound) {
-  FUSEKIT_REQUIRE_CUDA_DEVICE();
-  std::size_t const n = std::size_t{1} << 26;
-  std::mt19937 gen(5);
+// n uniform floats in [0, 1), and their exact sum.
+std::vector<float> uniform_floats(std::size_t n, unsigned seed, long double& exact) {
+  std::mt19937 gen(seed);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   std::vector<float> x(n);
-  long double exact = 0;
+  exact = 0;
   for (auto& v : x) {
     v = u(gen);
     exact += v;
   }
-  device_buffer<float> d(x);
+  return x;
+}
+
+TEST(GpuSum, UniformFloatWithinTheDocumentedBound) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = std::size_t{1} << 26;
+  long double exact = 0;
+  device_buffer<float> d(uniform_floats(n, 5, exact));
   // The documented bound (positive data: S = the exact sum), not a typical error:
   // block_atomic's atomics run in an order that changes run to run, and a fixed
   // threshold such as 1e-6 is exceeded by some orders.
@@ -108,17 +114,10 @@ TEST(GpuSum, UniformFloatWithinTheDocumentedBound) {
 TEST(GpuSum, NaiveAtomicBoundThatCanFail) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   for (std::size_t n : {std::size_t{1000003}, std::size_t{1} << 22}) {
-    std::mt19937 gen(6);
-    std::uniform_real_distribution<float> u(0.0f, 1.0f);
-    std::vector<float> x(n);
     long double exact = 0;
-    for (auto& v : x) {
-      v = u(gen);
-      exact += v;
-    }
+    device_buffer<float> d(uniform_floats(n, 6, exact));
     long double const bound = gpu_bound<float>(reduce_algorithm::naive_atomic, n, exact);
     ASSERT_LE(bound, exact / 2) << "n=" << n;
-    device_buffer<float> d(x);
     float const s = gpu_sum<float>(d, reduce_algorithm::naive_atomic);
     EXPECT_LE(fabsl(s - exact), bound) << "n=" << n;
   }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host-data pipeline's walk (detail/pipeline_walk.hpp) over a fake driver:
-// host memory for every slot and view, every copy done at once and checked to
-// stay inside a slot or a view, every call logged. Checked here: every
+// host memory for every slot and view, streams that run their copies and
+// kernels as late as the walk's events let them (lazy_streams), every copy
+// checked to stay inside a live slot or view, every call logged. Checked here: every
 // element of every memory-kind mix reaches the output through the right
 // slots; the staging is exactly what staging_for sizes; and when anything
 // throws mid-walk, the copy streams are joined into the caller's stream before
@@ -15,6 +16,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -27,15 +30,52 @@ using fusekit::detail::memory_space;
 using fusekit::detail::pipeline_queue;
 using fusekit::detail::pipeline_view;
 
-// Memory the fake lets copies touch: [begin, end) ranges.
+// Memory the fake lets copies touch: [begin, end) ranges; staging leaves when released.
 struct regions {
   std::vector<std::pair<const std::byte*, const std::byte*>> ranges;
   void add(const void* p, std::size_t bytes) {
     auto const b = static_cast<const std::byte*>(p);
     ranges.emplace_back(b, b + bytes);
   }
+  void remove(const void* p) {
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == p; }), ranges.end());
+  }
   bool holds(const std::byte* p, std::size_t bytes) const {
     return std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return p >= r.first && p + bytes <= r.second; });
+  }
+};
+
+// Streams that run their work as late as the walk lets them: an op runs only
+// when the host waits for an event after it, when another stream's op that
+// waits for such an event runs, or at the end. So a wait the walk leaves out
+// shows as a slot read before it is written or after it is overwritten, or as
+// a copy into staging already given back.
+struct lazy_streams {
+  struct entry {
+    std::function<void()> work;  // or, when empty, a wait for (queue, position)
+    int queue = -1;
+    std::size_t position = 0;
+  };
+  std::array<std::vector<entry>, 4> queues;
+  std::array<std::size_t, 4> done{};
+  std::map<std::size_t, std::pair<int, std::size_t>> events;
+
+  void run_until(int q, std::size_t position) {
+    while (done[static_cast<std::size_t>(q)] < position) {
+      entry const e = queues[static_cast<std::size_t>(q)][done[static_cast<std::size_t>(q)]++];
+      if (e.work) {
+        e.work();
+      } else {
+        run_until(e.queue, e.position);
+      }
+    }
+  }
+  void run_all() {
+    for (int q = 0; q < 4; ++q) { run_until(q, queues[static_cast<std::size_t>(q)].size()); }
+  }
+  void run_event(std::size_t e) {
+    auto const at = events.find(e);
+    if (at != events.end()) { run_until(at->second.first, at->second.second); }
   }
 };
 
@@ -43,6 +83,7 @@ struct fake_driver {
   std::vector<std::string>& log;
   regions& memory;
   std::size_t device_bytes = 0, pinned_bytes = 0;
+  lazy_streams streams{};
 
   class slots {
    public:
@@ -53,7 +94,13 @@ struct fake_driver {
     }
     slots(const slots&) = delete;
     slots& operator=(const slots&) = delete;
-    ~slots() { d_.log.push_back("release staging"); }
+    // Given back in stream order on the caller's stream: what that stream holds runs first.
+    ~slots() {
+      d_.streams.run_until(int(pipeline_queue::compute), d_.streams.queues[int(pipeline_queue::compute)].size());
+      d_.memory.remove(device_.data());
+      d_.memory.remove(pinned_.data());
+      d_.log.push_back("release staging");
+    }
     std::byte* device() const { return const_cast<std::byte*>(device_.data()); }
     std::byte* pinned() const { return const_cast<std::byte*>(pinned_.data()); }
 
@@ -70,22 +117,40 @@ struct fake_driver {
   }
   int stream(pipeline_queue q) const { return static_cast<int>(q); }
   void reserve_events(std::size_t) {}
-  void record(pipeline_queue q, std::size_t e) { log.push_back("record " + std::to_string(int(q)) + " " + std::to_string(e)); }
-  void wait(pipeline_queue q, std::size_t e) { log.push_back("wait " + std::to_string(int(q)) + " " + std::to_string(e)); }
-  void host_wait(std::size_t e) { log.push_back("host_wait " + std::to_string(e)); }
-  void copy(pipeline_queue, std::byte* dst, const std::byte* src, std::size_t bytes, bool) {
-    check(dst, src, bytes);
+  void record(pipeline_queue q, std::size_t e) {
+    streams.events[e] = {int(q), streams.queues[int(q)].size()};
+    log.push_back("record " + std::to_string(int(q)) + " " + std::to_string(e));
+  }
+  void wait(pipeline_queue q, std::size_t e) {
+    auto const at = streams.events.at(e);
+    streams.queues[int(q)].push_back({{}, at.first, at.second});
+    log.push_back("wait " + std::to_string(int(q)) + " " + std::to_string(e));
+  }
+  void host_wait(std::size_t e) {
+    streams.run_event(e);
+    log.push_back("host_wait " + std::to_string(e));
+  }
+  void copy(pipeline_queue q, std::byte* dst, const std::byte* src, std::size_t bytes, bool) {
+    later(int(q), [=] { check(dst, src, bytes); });
     log.push_back("copy");
   }
   void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
     check(dst, src, bytes);
     log.push_back("host_copy");
   }
-  void join() noexcept { log.push_back("join"); }
+  void join() noexcept {
+    for (pipeline_queue side : {pipeline_queue::upload, pipeline_queue::download}) {
+      streams.queues[int(pipeline_queue::compute)].push_back({{}, int(side), streams.queues[int(side)].size()});
+    }
+    log.push_back("join");
+  }
+  /// Work on a stream (the test's kernels), run when the stream gets there.
+  void later(int q, std::function<void()> work) { streams.queues[static_cast<std::size_t>(q)].push_back({std::move(work)}); }
 
   void check(std::byte* dst, const std::byte* src, std::size_t bytes) {
     if (!memory.holds(dst, bytes) || !memory.holds(src, bytes)) {
-      throw std::logic_error("a copy of " + std::to_string(bytes) + " bytes leaves the slots and views");
+      ADD_FAILURE() << "a copy of " << bytes << " bytes touches memory that is not a live slot or view";
+      return;
     }
     std::memmove(dst, src, bytes);
   }
@@ -98,12 +163,16 @@ std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 // out[i] = grey[i] + 2 w[i] through the walk, for one mix of memory kinds.
 void run_layer(std::int64_t n, std::int64_t chunk, int depth, memory_space grey_space, memory_space w_space,
                memory_space out_space) {
-  std::vector<std::uint8_t> grey(static_cast<std::size_t>(n));
-  std::vector<float> w(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n), -1.0f);
-  for (std::int64_t i = 0; i < n; ++i) {
-    grey[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 7 % 251);
-    w[static_cast<std::size_t>(i)] = static_cast<float>(i % 13) * 0.25f;
-  }
+  // The inputs are written by earlier work on the caller's stream, which the
+  // walk must wait for: until then they hold the wrong values.
+  std::vector<std::uint8_t> grey(static_cast<std::size_t>(n), 255);
+  std::vector<float> w(static_cast<std::size_t>(n), -9.0f), out(static_cast<std::size_t>(n), -1.0f);
+  auto const write_inputs = [&] {
+    for (std::int64_t i = 0; i < n; ++i) {
+      grey[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 7 % 251);
+      w[static_cast<std::size_t>(i)] = static_cast<float>(i % 13) * 0.25f;
+    }
+  };
   std::array<pipeline_view, 2> const ins{pipeline_view{reinterpret_cast<const std::byte*>(grey.data()), 1, grey_space},
                                          pipeline_view{reinterpret_cast<const std::byte*>(w.data()), 4, w_space}};
   pipeline_view const outv{reinterpret_cast<const std::byte*>(out.data()), 4, out_space};
@@ -115,21 +184,28 @@ void run_layer(std::int64_t n, std::int64_t chunk, int depth, memory_space grey_
   fake_driver driver{log, memory};
   auto const shape = fusekit::detail::shape_of(n, chunk, 1, depth, ins, outv);
   std::vector<int> computed(static_cast<std::size_t>(n), 0);
-  fusekit::detail::walk_pipeline(driver, shape, ins, outv,
-                                 [&](int stream, std::int64_t, std::int64_t begin, std::int64_t count,
-                                     const std::array<const std::byte*, 2>& in, std::byte* o) {
-                                   ASSERT_EQ(stream, int(pipeline_queue::compute));
-                                   ASSERT_TRUE(memory.holds(in[0], static_cast<std::size_t>(count)));
-                                   ASSERT_TRUE(memory.holds(in[1], static_cast<std::size_t>(count) * 4));
-                                   ASSERT_TRUE(memory.holds(o, static_cast<std::size_t>(count) * 4));
-                                   auto const g = reinterpret_cast<const std::uint8_t*>(in[0]);
-                                   auto const x = reinterpret_cast<const float*>(in[1]);
-                                   auto const y = reinterpret_cast<float*>(o);
-                                   for (std::int64_t i = 0; i < count; ++i) {
-                                     y[i] = static_cast<float>(g[i]) + 2 * x[i];
-                                     ++computed[static_cast<std::size_t>(begin + i)];
-                                   }
-                                 });
+  driver.later(int(pipeline_queue::compute), write_inputs);
+  {
+    fusekit::detail::walk_pipeline(
+        driver, shape, ins, outv,
+        [&](int stream, std::int64_t, std::int64_t begin, std::int64_t count, const std::array<const std::byte*, 2>& in,
+            std::byte* o) {
+          ASSERT_EQ(stream, int(pipeline_queue::compute));
+          driver.later(stream, [&, begin, count, in, o] {  // the kernel, when its stream gets there
+            ASSERT_TRUE(memory.holds(in[0], static_cast<std::size_t>(count)));
+            ASSERT_TRUE(memory.holds(in[1], static_cast<std::size_t>(count) * 4));
+            ASSERT_TRUE(memory.holds(o, static_cast<std::size_t>(count) * 4));
+            auto const g = reinterpret_cast<const std::uint8_t*>(in[0]);
+            auto const x = reinterpret_cast<const float*>(in[1]);
+            auto const y = reinterpret_cast<float*>(o);
+            for (std::int64_t i = 0; i < count; ++i) {
+              y[i] = static_cast<float>(g[i]) + 2 * x[i];
+              ++computed[static_cast<std::size_t>(begin + i)];
+            }
+          });
+        });
+  }
+  driver.streams.run_all();  // what the streams still hold (a call's caller synchronizes)
   for (std::int64_t i = 0; i < n; ++i) {
     auto const u = static_cast<std::size_t>(i);
     ASSERT_EQ(computed[u], 1) << "element " << i;
