@@ -279,11 +279,13 @@ if ((prebuilt)) && unpack_prebuilt; then
   end ok
 else
   unusable=()
-  if has_time prepare && build_here; then
-    prepared=1
-    end ok
-  else
-    end FAILED
+  if has_time prepare; then
+    if build_here; then
+      prepared=1
+      end ok
+    else
+      end FAILED
+    fi
   fi
 fi
 for n in "${not_built[@]}"; do say "not built: $n"; done

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Host-resident data through the GPU at the speed of the bus: the driver that
-/// walks the schedule of detail/pipeline_plan.hpp.
+/// Host-resident data through the GPU at the speed of the bus: the GPU's driver
+/// of the walk in detail/pipeline_walk.hpp, which issues the schedule of
+/// detail/pipeline_plan.hpp.
 ///
 /// Every view of a call is classified once (`memory_space_of`, one
 /// `cudaPointerGetAttributes` each): device and managed memory is read and
@@ -37,10 +38,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace fusekit {
