@@ -131,7 +131,7 @@ struct fake_driver {
     log.push_back("host_wait " + std::to_string(e));
   }
   void copy(pipeline_queue q, std::byte* dst, const std::byte* src, std::size_t bytes, bool) {
-    later(int(q), [=] { check(dst, src, bytes); });
+    later(int(q), [this, dst, src, bytes] { check(dst, src, bytes); });
     log.push_back("copy");
   }
   void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {

@@ -188,6 +188,7 @@ class host_copy_pool {
 /// Copies `bytes` on the host with up to `threads` threads (1 MiB or more per
 /// thread; `threads` ≤ 1 or a small copy: memcpy on the calling thread).
 inline void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes, int threads) {
+  if (bytes == 0) { return; }  // an empty view's pointers may be null, which memcpy may not take
   std::size_t const parts = std::min<std::size_t>(threads > 1 ? static_cast<std::size_t>(threads) : 1,
                                                   bytes / host_copy_min_part);
   if (parts <= 1 || !host_copy_pool::instance().try_copy(dst, src, bytes, static_cast<int>(parts))) {
