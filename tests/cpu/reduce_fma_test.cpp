@@ -6,12 +6,15 @@
 // of the tree over the rounded products; and mul_rn/add_rn stay two roundings.
 #include <fusekit/fusekit.hpp>
 
+#include "common/pinned_sums.hpp"
 #include "common/test_support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <iterator>
 #include <vector>
 
 namespace {
@@ -59,6 +62,14 @@ TEST(DeterministicUnderFma, MulRnAddRnAreTwoRoundings) {
   volatile float c = -(1.0f + 0x1p-11f);
   EXPECT_EQ(fusekit::add_rn(fusekit::mul_rn(float(x), float(x)), float(c)), 0.0f);
   EXPECT_EQ(std::fma(float(x), float(x), float(c)), 0x1p-24f);
+}
+
+// The bits of the pinned sums (tests/common/pinned_sums.hpp), recorded before
+// the tree was vectorized: every build variant of this file must give them.
+TEST(DeterministicTree, PinnedBitsOfEveryType) {
+  std::vector<std::string> const got = fusekit::test::pinned::results();
+  ASSERT_EQ(got.size(), std::size(fusekit::test::pinned::recorded));
+  for (std::size_t k = 0; k < got.size(); ++k) { EXPECT_EQ(got[k], fusekit::test::pinned::recorded[k]); }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // block_team): these tests check the GPU's order on the CPU.
 #include <fusekit/fusekit.hpp>
 
+#include "common/pinned_sums.hpp"
 #include "common/test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <iterator>
 #include <vector>
 
 namespace {
@@ -275,6 +277,14 @@ TEST(CpuSumArguments, Rejected) {
                                   span<const float>(x).first(3));
   }, {"transform_reduce_sum", "ins[1]", "same size"});
   EXPECT_EQ(out, -7.0f);
+}
+
+// The bits of the pinned sums (tests/common/pinned_sums.hpp), recorded before
+// the tree was vectorized: every build variant of this file must give them.
+TEST(DeterministicTree, PinnedBitsOfEveryType) {
+  std::vector<std::string> const got = fusekit::test::pinned::results();
+  ASSERT_EQ(got.size(), std::size(fusekit::test::pinned::recorded));
+  for (std::size_t k = 0; k < got.size(); ++k) { EXPECT_EQ(got[k], fusekit::test::pinned::recorded[k]); }
 }
 
 }  // namespace
