@@ -39,7 +39,10 @@ def load(path):
             return []
         data = json.loads(merged.read_text()).get(task, {})
     else:
-        data = json.loads(path.read_text())
+        text = path.read_text()
+        # A bench with nothing to measure here (a GPU-only one on a CPU machine)
+        # leaves its output file empty.
+        data = json.loads(text) if text.strip() else {}
     return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
 
 

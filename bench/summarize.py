@@ -29,7 +29,10 @@ def load(paths):
         # The peers' files (peer_*.json) are compare.py's to read.
         files = sorted(f for f in p.glob("*.json") if not f.name.startswith("peer_")) if p.is_dir() else [p]
         for f in files:
-            data = json.loads(f.read_text())
+            text = f.read_text()
+            if not text.strip():  # a bench with nothing to measure on this machine (GPU-only)
+                continue
+            data = json.loads(text)
             contexts.append((f.name, data.get("context", {})))
             benches = [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
             kind = f.stem if f.stem in ("elementwise_bench", "reduce_bench", "train_bench") else (

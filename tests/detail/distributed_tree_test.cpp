@@ -59,7 +59,7 @@ Acc simulated_sum(const std::vector<T>& data, const std::vector<shard>& layout) 
   }
   // Each rank's tiles; every tile of the level exactly once.
   std::vector<Acc> level(static_cast<std::size_t>(fusekit::detail::tree_level_size(n)));
-  std::vector<int> covered(level.size(), 0);
+  std::vector<std::int64_t> covered(level.size(), 0);
   for (int r = 0; r < ranks; ++r) {
     const shard& me = layout[static_cast<std::size_t>(r)];
     const auto& x = plans[static_cast<std::size_t>(r)];
@@ -73,7 +73,7 @@ Acc simulated_sum(const std::vector<T>& data, const std::vector<shard>& layout) 
       ++covered[static_cast<std::size_t>(t)];
     }
   }
-  for (int c : covered) { EXPECT_EQ(c, 1); }
+  for (std::int64_t c : covered) { EXPECT_EQ(c, 1); }
   if (n == 0) { return Acc(0); }
   return fusekit::plus{}(Acc(0), fusekit::detail::cpu_tree_upper(policy, level, fusekit::plus{}));
 }

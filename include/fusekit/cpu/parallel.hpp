@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #if FUSEKIT_HAS_OPENMP
 #include <omp.h>
@@ -87,6 +88,18 @@ auto isa_dispatch(const F& f) {
   if (cpu_has_avx2_fma()) { return call_avx2(f); }
 #endif
   return f();
+}
+
+/// f(vector_bytes), vector_bytes a std::integral_constant<int, B>: B = 32 when
+/// this CPU has AVX2+FMA, else 16. Code written in host vectors of B bytes
+/// (detail/host_columns.hpp) takes its width from it, and compiles its 32-byte
+/// part for AVX2 itself.
+template <class F>
+auto isa_dispatch_vectors(const F& f) {
+#if FUSEKIT_CPU_DISPATCH
+  if (cpu_has_avx2_fma()) { return f(std::integral_constant<int, 32>{}); }
+#endif
+  return f(std::integral_constant<int, 16>{});
 }
 
 /// body(part, begin, end) over contiguous ranges that cover [0, count), part

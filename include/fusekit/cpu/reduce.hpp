@@ -14,8 +14,10 @@
 ///   accumulator type once: a float sum is the correctly rounded double sum,
 ///   and costs no more than a float one while memory-bound.
 /// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
-///   tile function the GPU runs (detail/reduce_tree.hpp) on a serial_team,
-///   compiled for the baseline ISA (no FMA to fuse into its additions).
+///   tile function the GPU runs (detail/reduce_tree.hpp) on a serial_team whose
+///   column pass runs in host vectors (detail/host_columns.hpp): for arrays,
+///   32-byte vectors where the CPU has AVX2, its additions barred from fusing
+///   or regrouping; sources that compute (transform_reduce) on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 
 #include <fusekit/cpu/parallel.hpp>
@@ -127,11 +129,23 @@ void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_
   cpu_for_ranges(
       policy, last - first,
       [&](int, std::int64_t begin, std::int64_t end) {
-        // Baseline ISA only: in code built for FMA the compiler may fuse a
-        // product of src into the tree's add (see detail/rounding.hpp).
-        Acc lane[tree_lanes];
-        for (std::int64_t t = first + begin; t < first + end; ++t) {
-          partials[t - first] = tree_tile_reduce<Acc>(serial_team{}, lane, src, op, t, n);
+        auto const tiles = [&](auto width) FUSEKIT_LAMBDA_INLINE {
+          alignas(64) Acc lane[tree_lanes];  // whole cache lines: no vector of lanes straddles two
+          for (std::int64_t t = first + begin; t < first + end; ++t) {
+            partials[t - first] =
+                tree_tile_reduce<Acc>(basic_serial_team<decltype(width)::value>{}, lane, src, op, t, n);
+          }
+          return 0;
+        };
+        // Arrays of plus, min or max: in host vectors, for AVX2 where the CPU
+        // has it (their additions are barred from fusing and regrouping:
+        // detail/host_columns.hpp). Anything else on the baseline ISA: in code
+        // built for FMA the compiler may fuse a product of src into the tree's
+        // add (see detail/rounding.hpp).
+        if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
+          (void)isa_dispatch_vectors(tiles);
+        } else {
+          (void)tiles(std::integral_constant<int, 0>{});
         }
       },
       (last - first) * tree_tile);

@@ -22,6 +22,11 @@ struct array_source {
   FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const { return convert<Acc>(data[i]); }
 };
 
+template <class Src>
+inline constexpr bool is_array_source_v = false;
+template <class Acc, class T>
+inline constexpr bool is_array_source_v<array_source<Acc, T>> = true;
+
 template <class Acc, class Op, class... Ins>
 struct transform_source {
   Op op;

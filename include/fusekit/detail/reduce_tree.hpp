@@ -63,7 +63,7 @@ FUSEKIT_HD constexpr int tree_levels(std::int64_t n) {
 /// they leave empty. The result is the leader's; the team may reuse `lane`
 /// once this returns.
 template <class Acc, class Team, class Src, class Op>
-FUSEKIT_HD Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op, std::int64_t tile,
+FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op, std::int64_t tile,
                                 std::int64_t n) {
   std::int64_t const base = tile * tree_tile;
   auto const value = [&](int row, std::int64_t l) { return src(base + std::int64_t{row} * tree_lanes + l); };
@@ -79,9 +79,9 @@ FUSEKIT_HD Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, con
   team.sync();
   std::int64_t const filled = n - base < tree_lanes ? n - base : std::int64_t{tree_lanes};
   for (int s = tree_lanes / 2; s >= 1; s /= 2) {
-    team.for_each(s, [&](std::int64_t l) {
-      if (l + s < filled) { lane[l] = op(lane[l], lane[l + s]); }
-    });
+    // lane[l] ⊕= lane[l + s] for the l < s whose partner is filled: l < min(s, filled − s).
+    std::int64_t const pairs = filled - s < s ? filled - s : s;
+    team.for_each(pairs > 0 ? pairs : 0, [&](std::int64_t l) { lane[l] = op(lane[l], lane[l + s]); });
     team.sync();
   }
   Acc const total = lane[0];

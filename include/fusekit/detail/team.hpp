@@ -22,7 +22,8 @@
 ///
 /// `serial_team` (here) is the CPU's: one thread plays every member, `sum`
 /// adds in index order, `for_each` is a SIMD loop and `column_reduce` runs
-/// row by row, each row a SIMD loop across the lanes. `block_team`
+/// row by row, each row a SIMD loop across the lanes (for plus, min and max,
+/// host vectors of lanes taking 8 rows at a time: detail/host_columns.hpp). `block_team`
 /// (cuda/team.cuh) is a CUDA thread block: member t takes i = t, t + blockDim,
 /// ...; `sum` is cub::WarpReduce per warp, then the warp sums in warp order;
 /// in `column_reduce` member l loads its R values first (R loads in flight;
@@ -31,6 +32,7 @@
 /// values in the same order: the result is the same bits.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/host_columns.hpp>
 
 #include <cstdint>
 
@@ -43,8 +45,12 @@
 namespace fusekit {
 namespace detail {
 
-/// The CPU team: one thread, indices in order.
-struct serial_team {
+/// The CPU team: one thread, indices in order. `VectorBytes`: the width of
+/// the host vectors its column pass uses (detail/host_columns.hpp): 16, or 32
+/// in code compiled for AVX2 (cpu/reduce.hpp dispatches the tree's tiles over
+/// arrays so); 0, row loops the compiler may vectorize.
+template <int VectorBytes>
+struct basic_serial_team {
   template <class F>
   FUSEKIT_HD FUSEKIT_FORCEINLINE void for_each(std::int64_t n, const F& f) const {
     FUSEKIT_SIMD_LOOP
@@ -75,6 +81,18 @@ struct serial_team {
   template <int Rows, class Acc, class Count, class Value, class Op>
   FUSEKIT_HD FUSEKIT_FORCEINLINE void column_reduce(Acc* lane, const Count& count, const Value& value,
                                                     const Op& op) const {
+#if FUSEKIT_HOST_VECTORS
+    if constexpr (VectorBytes > 0 && vector_columns<Op, Acc>) {
+#if defined(__x86_64__)
+      if constexpr (VectorBytes == 32) {
+        host_column_reduce_avx2<Rows, Op>(lane, count, value);
+        return;
+      }
+#endif
+      host_column_reduce<16, Rows, Op>(lane, count, value);
+      return;
+    }
+#endif
     std::int64_t const first = count(0);
     FUSEKIT_SIMD_LOOP
     for (std::int64_t l = 0; l < first; ++l) { lane[l] = value(0, l); }
@@ -88,6 +106,9 @@ struct serial_team {
   FUSEKIT_HD void sync() const {}
   FUSEKIT_HD constexpr bool leader() const { return true; }
 };
+
+/// The CPU team of every body but the tree's tiles over arrays: row loops.
+using serial_team = basic_serial_team<0>;
 
 /// Element i of an array as a callable: how a backend hands the shared bodies
 /// a gradient it holds in memory (a host lambda would not be callable from

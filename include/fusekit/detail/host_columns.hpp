@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The CPU team's column pass (`serial_team::column_reduce`, detail/team.hpp)
+/// in explicit host SIMD vectors, for plus, minimum and maximum: the pass that
+/// the deterministic tree's tiles spend their time in.
+///
+/// Lane l combines rows 0, 1, ..., R − 1 in that order, as the GPU's block
+/// does; a vector holds W consecutive lanes, so the order of every lane, and
+/// with it every bit, is the tree's. Rows go in batches of 8: a vector of lanes
+/// is loaded once, takes 8 rows in registers, and is stored once, and the
+/// reads stay row after row (the tile is read in address order).
+///
+/// Additions of floating-point values pass through an empty asm on both
+/// operands, as vectors: no compiler looks through it, so none regroups the
+/// chain (`-ffast-math`'s reassociation) or fuses a product of the source into
+/// the add (FMA contraction, under `-mfma` or in the AVX2+FMA clone of
+/// cpu/parallel.hpp), and yet the loop stays vector code. (detail/rounding.hpp's
+/// scalar barrier does the same for one value, and keeps a loop scalar.)
+///
+/// GCC and Clang on x86-64 and AArch64 (vector extensions); elsewhere, and in
+/// the device pass, `vector_columns` is false and the team keeps its row loop.
+
+#include <fusekit/config.hpp>
+#include <fusekit/reduce_types.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
+#define FUSEKIT_HOST_VECTORS 1
+#else
+#define FUSEKIT_HOST_VECTORS 0
+#endif
+
+namespace fusekit {
+namespace detail {
+
+/// Whether the column pass of op over Acc runs in host vectors.
+template <class Op, class Acc>
+inline constexpr bool vector_columns =
+    FUSEKIT_HOST_VECTORS && std::is_arithmetic_v<Acc> && (sizeof(Acc) == 4 || sizeof(Acc) == 8) &&
+    (std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>);
+
+#if FUSEKIT_HOST_VECTORS
+
+/// Bytes lanes of T: a GCC/Clang vector.
+template <class T, int Bytes>
+struct host_vector {
+  typedef T type __attribute__((vector_size(Bytes)));
+  /// The same, at T's alignment: for loads and stores through T arrays (typed,
+  /// so that a store to the lanes is known not to touch the source's pointers).
+  typedef T unaligned __attribute__((vector_size(Bytes), aligned(alignof(T))));
+};
+
+// Vectors pass by reference only: a 32-byte vector by value in a function not
+// compiled for AVX changes the ABI (and gcc says so, -Wpsabi).
+
+/// `v` through an empty asm, in a vector register: the optimizer cannot see
+/// through it, so an operation on it is the one written, alone.
+template <class V>
+FUSEKIT_FORCEINLINE void vector_barrier(V& v) {
+#if defined(__x86_64__)
+  __asm__("" : "+x"(v));
+#else
+  __asm__("" : "+w"(v));
+#endif
+}
+
+/// acc = op(acc, b) lane by lane: plus as one rounded addition per lane
+/// (floating: both operands behind the barrier; integers: unsigned, wrapping),
+/// minimum and maximum as the ops define them (y < x ? y : x, x < y ? y : x).
+template <class Op, class E, class V>
+FUSEKIT_FORCEINLINE void vector_combine(V& acc, V& b) {
+  if constexpr (std::is_same_v<Op, plus>) {
+    if constexpr (std::is_floating_point_v<E>) {
+      vector_barrier(acc);
+      vector_barrier(b);
+    }
+    acc = acc + b;
+  } else if constexpr (std::is_same_v<Op, minimum>) {
+    acc = b < acc ? b : acc;
+  } else {
+    acc = acc < b ? b : acc;
+  }
+}
+
+/// op(a, b) for one lane, with the barrier as in vector_combine (the lanes a
+/// vector does not cover).
+template <class Op, class Acc>
+FUSEKIT_FORCEINLINE Acc scalar_combine(Acc a, Acc b) {
+  if constexpr (std::is_same_v<Op, plus> && std::is_floating_point_v<Acc>) {
+#if defined(__x86_64__)
+    __asm__("" : "+x"(a), "+x"(b));
+#else
+    __asm__("" : "+w"(a), "+w"(b));
+#endif
+    return a + b;
+  } else {
+    return Op{}(a, b);
+  }
+}
+
+/// f(0), f(1), ..., f(N − 1), written out (a loop the compiler need not unroll).
+template <int... I, class F>
+FUSEKIT_FORCEINLINE void unrolled(std::integer_sequence<int, I...>, const F& f) {
+  (f(I), ...);
+}
+
+/// lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(Rows − 1, l), row r for
+/// l < count(r) only (count non-increasing), in vectors of `Bytes` bytes.
+template <int Bytes, int Rows, class Op, class Acc, class Count, class Value>
+FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value) {
+  // Integers add as their unsigned twins (wrap-around); min and max compare as Acc.
+  using E = typename std::conditional_t<std::is_integral_v<Acc> && std::is_same_v<Op, plus>, std::make_unsigned<Acc>,
+                                        std::common_type<Acc>>::type;
+  using V = typename host_vector<E, Bytes>::type;
+  constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
+  constexpr int batch = Rows % 8 == 0 ? 8 : 1;
+  auto const load = [&](V& v, int r, std::int64_t l) __attribute__((always_inline)) {
+    Acc t[W];
+    for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
+    std::memcpy(&v, t, sizeof v);
+  };
+  using U = typename host_vector<E, Bytes>::unaligned;
+  E* const lanes = reinterpret_cast<E*>(lane);
+  auto const get = [&](V& v, std::int64_t l) __attribute__((always_inline)) { v = *reinterpret_cast<const U*>(lanes + l); };
+  auto const put = [&](std::int64_t l, const V& v) __attribute__((always_inline)) {
+    *reinterpret_cast<U*>(lanes + l) = v;
+  };
+  std::int64_t const c0 = count(0);
+  if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
+    std::int64_t const body = c0 / W * W;
+    for (int r0 = 0; r0 < Rows; r0 += batch) {
+      for (std::int64_t l = 0; l < body; l += W) {
+        V acc, v;
+        if (r0 == 0) {
+          load(acc, 0, l);
+        } else {
+          get(acc, l);
+          load(v, r0, l);
+          vector_combine<Op, E>(acc, v);
+        }
+        unrolled(std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
+          load(v, r0 + 1 + q, l);
+          vector_combine<Op, E>(acc, v);
+        });
+        put(l, acc);
+      }
+    }
+    for (std::int64_t l = body; l < c0; ++l) {
+      Acc a = value(0, l);
+      for (int r = 1; r < Rows; ++r) { a = scalar_combine<Op>(a, value(r, l)); }
+      lane[l] = a;
+    }
+    return;
+  }
+  // Rows of different lengths (the last tile of a level): row by row.
+  for (std::int64_t l = 0; l < c0; ++l) { lane[l] = value(0, l); }
+  for (int r = 1; r < Rows; ++r) {
+    std::int64_t const c = count(r);
+    std::int64_t const body = c / W * W;
+    for (std::int64_t l = 0; l < body; l += W) {
+      V acc, v;
+      get(acc, l);
+      load(v, r, l);
+      vector_combine<Op, E>(acc, v);
+      put(l, acc);
+    }
+    for (std::int64_t l = body; l < c; ++l) { lane[l] = scalar_combine<Op>(lane[l], value(r, l)); }
+  }
+}
+
+/// host_column_reduce in 32-byte vectors, compiled for AVX2 whatever the
+/// caller's target (the dispatch calls it only where the CPU has AVX2): the
+/// barrier's vector register then exists, also where the caller was not
+/// inlined into an AVX2 function.
+#if defined(__x86_64__)
+template <int Rows, class Op, class Acc, class Count, class Value>
+__attribute__((target("avx2,fma"))) inline void host_column_reduce_avx2(Acc* lane, const Count& count,
+                                                                         const Value& value) {
+  host_column_reduce<32, Rows, Op>(lane, count, value);
+}
+#endif
+
+#endif  // FUSEKIT_HOST_VECTORS
+
+}  // namespace detail
+}  // namespace fusekit
