@@ -24,6 +24,8 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import summarize  # noqa: E402  (the runs of a JSON file, and CSV)
 FUSEKIT = {"elementwise": "elementwise_bench", "sum": "reduce_bench", "train": "train_bench",
            "host": "host_pipeline_bench"}
 PEERS = {"elementwise": "hidden_layer", "sum": "sum", "train": "train", "host": "host_pipeline"}
@@ -43,7 +45,7 @@ def load(path):
         # A bench with nothing to measure here (a GPU-only one on a CPU machine)
         # leaves its output file empty.
         data = json.loads(text) if text.strip() else {}
-    return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+    return summarize.measured_runs(data)
 
 
 def merge_peers(folder, target):
@@ -104,23 +106,40 @@ def elementwise_tables(fk, peers):
             rows.append(row)
         out += table(f"Hidden layer tanh((grey/255)*w), float32, {backend.upper()}: fusekit's fused layer vs peers "
                      f"(ratio = peer time / fusekit time)", header, rows)
+        if backend == "cpu":
+            out += thread_note(names)
     return out
+
+
+# How many threads each peer runs on (the notes under the tables).
+PEER_THREADS = {"np_sum": "1 thread", "numpy_three_pass": "1 thread", "numpy_plain": "1 thread",
+                "numba_prange": "every core", "numba_njit_prange": "every core",
+                "numba_vectorize_parallel": "every core"}
+
+
+def thread_note(names):
+    known = [f"{p}: {PEER_THREADS[p]}" for p in names if p in PEER_THREADS]
+    import os
+    return [f"threads: fusekit every core ({os.cpu_count()} here); " + "; ".join(known)] if known else []
 
 
 def sum_tables(fk, peers):
     out = []
-    mine_alg = {"cpu": "cub", "gpu": "block_atomic"}
+    # CPU: the default algorithm (deterministic) first; the GPU's table leads
+    # with block_atomic, the figures' baseline.
+    mine_alg = {"cpu": "deterministic", "gpu": "block_atomic"}
+    other_alg = {"cpu": "cub", "gpu": "deterministic"}
     for backend in ("cpu", "gpu"):
         names = sorted({k[1] for k in peers if k[0] == backend})
         series = sorted({(k[2], int(k[3])) for k in fk if k[0] == backend and k[1] == mine_alg[backend]})
         if not series:
             continue
         header = ["type", "n", f"fusekit {mine_alg[backend]}", "of read", "error",
-                  "deterministic", "error"] + [h for p in names for h in (p, "ratio", "error")]
+                  other_alg[backend], "error"] + [h for p in names for h in (p, "ratio", "error")]
         rows = []
         for dtype, n in series:
             mine = fk[(backend, mine_alg[backend], dtype, str(n))]
-            det = fk.get((backend, "deterministic", dtype, str(n)))
+            det = fk.get((backend, other_alg[backend], dtype, str(n)))
             roof = fk.get((backend, "read", "f32", str(n)))
             row = [dtype, n, fmt_time(micros(mine)), roofline_pct(mine, roof), f"{mine.get('rel_error', 0):.1e}",
                    fmt_time(micros(det)) if det else "-", f"{det.get('rel_error', 0):.1e}" if det else "-"]
@@ -131,6 +150,8 @@ def sum_tables(fk, peers):
             rows.append(row)
         out += table(f"Sums, {backend.upper()}: fusekit vs peers (ratio = peer time / fusekit {mine_alg[backend]} time; "
                      f"error = |sum - reference| / |reference|)", header, rows)
+        if backend == "cpu":
+            out += thread_note(names)
     return out
 
 

@@ -6,10 +6,12 @@
 // GPU: naive_atomic (up to 2^24), block_atomic, cub, deterministic,
 // thrust::reduce and a read-only kernel (the roofline), at 2^20, 2^24, 2^28
 // values: float, float summed in double, int32 summed in int64. CPU: the
-// OpenMP sum, the deterministic tree, std::reduce and a read-only loop.
+// OpenMP sum, the deterministic tree, std::reduce and a read-only loop, for
+// those types and double, and uint8 summed in uint64 (its default).
 // Counters: bytes_per_second (input bytes), pct_of_read (of the read-only
 // roofline at the same n) and rel_error against a double (GPU) or long-double
-// (CPU) reference. Data: uniform [0, 1) floats, integers in [0, 1000).
+// (CPU) reference. Data: uniform [0, 1) floats, integers in [0, 1000) (mod 256
+// for uint8).
 // GPU calls use a preallocated workspace, so no allocation is timed.
 #include <fusekit/fusekit.cuh>
 
@@ -55,6 +57,7 @@ template <class T>
 const char* type_name() {
   if constexpr (std::is_same_v<T, float>) { return "f32"; }
   if constexpr (std::is_same_v<T, double>) { return "f64"; }
+  if constexpr (std::is_same_v<T, std::uint8_t>) { return "u8"; }
   return "i32";
 }
 
@@ -272,6 +275,8 @@ void register_benchmarks() {
   register_cpu<float, float>(cpu_sizes);
   register_cpu<float, double>(cpu_sizes);
   register_cpu<std::int32_t, std::int64_t>(cpu_sizes);
+  register_cpu<double, double>(cpu_sizes);
+  register_cpu<std::uint8_t, std::uint64_t>(cpu_sizes);
 }
 
 }  // namespace

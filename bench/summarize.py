@@ -21,6 +21,18 @@ import pathlib
 import sys
 
 
+def measured_runs(data):
+    """The runs of one Google Benchmark JSON document: the median of each
+    benchmark's repetitions where it has them (--benchmark_repetitions), named
+    as its runs are, else its iteration runs."""
+    runs = data.get("benchmarks", [])
+    medians = [dict(b, name=b.get("run_name", b["name"])) for b in runs
+               if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"]
+    with_median = {b["name"] for b in medians}
+    return medians + [b for b in runs if b.get("run_type", "iteration") == "iteration"
+                      and b.get("run_name", b["name"]) not in with_median]
+
+
 def load(paths):
     """Returns {bench name: [runs]} and [(file, context)]."""
     runs, contexts = {}, []
@@ -34,7 +46,7 @@ def load(paths):
                 continue
             data = json.loads(text)
             contexts.append((f.name, data.get("context", {})))
-            benches = [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+            benches = measured_runs(data)
             kind = f.stem if f.stem in ("elementwise_bench", "reduce_bench", "train_bench") else (
                 "elementwise_bench" if any("/fused/" in b["name"] for b in benches) else
                 "train_bench" if any("iterations" in b for b in benches) else "reduce_bench")

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Sums the way each stack's users write them.
 
-CPU: np.sum (float32, float32 into float64, int32 into int64) and Numba @njit
-with prange. GPU: a Numba CUDA kernel with one atomicAdd per element (the
+CPU: np.sum (float32, float32 into float64, int32 into int64, float64, uint8
+into uint64; one thread) and Numba @njit with prange (every core). GPU: a Numba CUDA kernel with one atomicAdd per element (the
 user's), cupy.sum and torch.sum. Same sizes and data as bench/reduce.cu;
 relative error against a float64 (integers: exact) reference.
 
@@ -16,6 +16,8 @@ import peer_common as pc
 CPU_SIZES = [1 << 20, 1 << 24, 1 << 26]
 GPU_SIZES = [1 << 20, 1 << 24, 1 << 28]
 SERIES = [("f32", "float32", None), ("f32_acc_f64", "float32", "float64"), ("i32", "int32", "int64")]
+# The CPU also sums double and uint8 (into uint64), as bench/reduce.cu does.
+CPU_SERIES = SERIES + [("f64", "float64", None), ("u8", "uint8", "uint64")]
 
 
 def rel_error(got, ref):
@@ -36,7 +38,7 @@ def cpu_peers(np, report):
                 s += x[i]
             return s
     for n in pc.sizes(CPU_SIZES):
-        for name, dtype, acc in SERIES:
+        for name, dtype, acc in CPU_SERIES:
             x = pc.sum_inputs(np, n, np.dtype(dtype))
             ref = reference(np, x)
             acc_dtype = np.dtype(acc) if acc else None

@@ -206,6 +206,42 @@ TEST(CpuSum, IntegersAreExact) {
   }
 }
 
+// 8- and 16-bit integers: the tree's full tiles sum their columns in lanes
+// twice as wide (detail/host_columns.hpp). At the extremes of each type a lane
+// holds 32 · min or 32 · max, the edge of what the narrow lane holds exactly;
+// the sum must be the exact one (a long-double-free reference: int64/uint64).
+template <class T>
+void narrow_extremes_sum_exactly() {
+  using Acc = fusekit::accumulator_t<T>;
+  constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  std::mt19937 gen(19);
+  for (std::int64_t const n : {std::int64_t{8192}, std::int64_t{8191}, std::int64_t{8193}, std::int64_t{3 * 8192 + 77},
+                               std::int64_t{70 * 8192}}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      std::vector<T> x(static_cast<std::size_t>(n));
+      Acc want = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        T const v = pattern == 0 ? lo : pattern == 1 ? hi : pattern == 2 ? (i % 2 ? lo : hi)
+                                                                         : static_cast<T>(gen());
+        x[static_cast<std::size_t>(i)] = v;
+        want = static_cast<Acc>(want + static_cast<Acc>(v));
+      }
+      for (auto a : fusekit::all_reduce_algorithms) {
+        if (a == fusekit::reduce_algorithm::naive_atomic && n > 8193) { continue; }
+        Acc const got = fusekit::sum(fusekit::cpu{}, span<const T>(x), a);
+        EXPECT_EQ(got, want) << "n " << n << " pattern " << pattern << " algorithm " << static_cast<int>(a);
+      }
+    }
+  }
+}
+
+TEST(CpuSum, NarrowIntegersAtTheirExtremesSumExactly) {
+  narrow_extremes_sum_exactly<std::int8_t>();
+  narrow_extremes_sum_exactly<std::uint8_t>();
+  narrow_extremes_sum_exactly<std::int16_t>();
+  narrow_extremes_sum_exactly<std::uint16_t>();
+}
+
 TEST(CpuSum, SpecialValuesPropagateAsIeeeAdditionSays) {
   for (auto a : fusekit::all_reduce_algorithms) {
     std::vector<float> x(20000, 1.0f);

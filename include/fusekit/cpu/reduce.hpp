@@ -15,9 +15,12 @@
 ///   and costs no more than a float one while memory-bound.
 /// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
 ///   tile function the GPU runs (detail/reduce_tree.hpp) on a serial_team whose
-///   column pass runs in host vectors (detail/host_columns.hpp): for arrays,
-///   32-byte vectors where the CPU has AVX2, its additions barred from fusing
-///   or regrouping; sources that compute (transform_reduce) on the baseline ISA.
+///   column pass and pairwise steps run in host vectors (detail/host_columns.hpp)
+///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
+///   fusing or regrouping, the rows two batches on prefetched, and 8- and
+///   16-bit integers summed exactly in lanes twice their width. At 2^26 values
+///   on 2 cores that is the read loop's bandwidth for every type (README).
+///   Sources that compute (transform_reduce) run on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 
 #include <fusekit/cpu/parallel.hpp>

@@ -80,8 +80,8 @@ class block_team {
   /// then combines them in row order. The batch is every row for accumulators
   /// of 4 bytes, and `wide_batch` rows for 8-byte ones: 32 of those in
   /// registers took the tree kernel to ~150 registers, one block per SM.
-  template <int Rows, class Acc, class Count, class Value, class Op>
-  __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op) const {
+  template <int Rows, class Acc, class Count, class Value, class Op, class Access>
+  __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op, const Access&) const {
     constexpr int batch = sizeof(Acc) > 4 && Rows > wide_batch ? wide_batch : Rows;
     static_assert(Rows % batch == 0, "column_reduce: the rows split into whole batches");
     for (std::int64_t l = threadIdx.x; l < count(0); l += blockDim.x) {
@@ -102,6 +102,12 @@ class block_team {
       }
       lane[l] = acc;
     }
+  }
+
+  /// lane[l] = op(lane[l], lane[l + s]) for l < pairs (pairs ≤ s): member t takes t, t + blockDim, ...
+  template <class Acc, class Op>
+  __device__ FUSEKIT_FORCEINLINE void combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s, const Op& op) const {
+    for_each(pairs, [&](std::int64_t l) { lane[l] = op(lane[l], lane[l + s]); });
   }
 
   /// Loads in flight per member in `column_reduce` for 8-byte accumulators.

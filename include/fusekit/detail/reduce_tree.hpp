@@ -24,6 +24,7 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/launch.hpp>
+#include <fusekit/detail/reduce_source.hpp>
 #include <fusekit/detail/rounding.hpp>
 
 #include <cstdint>
@@ -67,21 +68,22 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane,
                                 std::int64_t n) {
   std::int64_t const base = tile * tree_tile;
   auto const value = [&](int row, std::int64_t l) { return src(base + std::int64_t{row} * tree_lanes + l); };
+  tile_access<Src> const access{src, base, n};
   if (base + tree_tile <= n) {
-    team.template column_reduce<tree_per_lane>(lane, [](int) { return std::int64_t{tree_lanes}; }, value, op);
+    team.template column_reduce<tree_per_lane>(lane, [](int) { return std::int64_t{tree_lanes}; }, value, op, access);
   } else {
     auto const count = [&](int row) {
       std::int64_t const left = n - base - std::int64_t{row} * tree_lanes;
       return left < 0 ? std::int64_t{0} : (left < tree_lanes ? left : std::int64_t{tree_lanes});
     };
-    team.template column_reduce<tree_per_lane>(lane, count, value, op);
+    team.template column_reduce<tree_per_lane>(lane, count, value, op, access);
   }
   team.sync();
   std::int64_t const filled = n - base < tree_lanes ? n - base : std::int64_t{tree_lanes};
   for (int s = tree_lanes / 2; s >= 1; s /= 2) {
     // lane[l] ⊕= lane[l + s] for the l < s whose partner is filled: l < min(s, filled − s).
     std::int64_t const pairs = filled - s < s ? filled - s : s;
-    team.for_each(pairs > 0 ? pairs : 0, [&](std::int64_t l) { lane[l] = op(lane[l], lane[l + s]); });
+    team.combine_pairs(lane, pairs > 0 ? pairs : 0, s, op);
     team.sync();
   }
   Acc const total = lane[0];

@@ -77,19 +77,22 @@ struct basic_serial_team {
   }
 
   /// Rows ⊕-combined down each of the lanes l < count(0), in row order; row r
-  /// has its first count(r) lanes (count non-increasing in r).
-  template <int Rows, class Acc, class Count, class Value, class Op>
-  FUSEKIT_HD FUSEKIT_FORCEINLINE void column_reduce(Acc* lane, const Count& count, const Value& value,
-                                                    const Op& op) const {
+  /// has its first count(r) lanes (count non-increasing in r). `access`: the
+  /// tile's tile_access (detail/reduce_source.hpp), value(r, l) being element
+  /// r · count(0) + l from its base; only the vector pass uses it.
+  template <int Rows, class Acc, class Count, class Value, class Op, class Access>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op,
+                                                    const Access& access) const {
+    (void)access;
 #if FUSEKIT_HOST_VECTORS
     if constexpr (VectorBytes > 0 && vector_columns<Op, Acc>) {
 #if defined(__x86_64__)
       if constexpr (VectorBytes == 32) {
-        host_column_reduce_avx2<Rows, Op>(lane, count, value);
+        host_column_reduce_avx2<Rows, Op>(lane, count, value, access);
         return;
       }
 #endif
-      host_column_reduce<16, Rows, Op>(lane, count, value);
+      host_column_reduce<16, Rows, Op>(lane, count, value, access);
       return;
     }
 #endif
@@ -101,6 +104,24 @@ struct basic_serial_team {
       FUSEKIT_SIMD_LOOP
       for (std::int64_t l = 0; l < c; ++l) { lane[l] = op(lane[l], value(r, l)); }
     }
+  }
+
+  /// lane[l] = op(lane[l], lane[l + s]) for l < pairs (pairs ≤ s).
+  template <class Acc, class Op>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s, const Op& op) const {
+#if FUSEKIT_HOST_VECTORS
+    if constexpr (VectorBytes > 0 && vector_columns<Op, Acc>) {
+#if defined(__x86_64__)
+      if constexpr (VectorBytes == 32) {
+        host_combine_pairs_avx2<Op>(lane, pairs, s);
+        return;
+      }
+#endif
+      host_combine_pairs<16, Op>(lane, pairs, s);
+      return;
+    }
+#endif
+    for_each(pairs, [&](std::int64_t l) { lane[l] = op(lane[l], lane[l + s]); });
   }
 
   FUSEKIT_HD void sync() const {}

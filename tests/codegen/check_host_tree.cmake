@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+# cmake -DNM=... -DOBJDUMP=... -DOBJECTS="a.o;b.o" -P check_host_tree.cmake
+# In each object (tests/codegen/host_tree.cpp under one set of flags), every
+# AVX2 clone of the deterministic tree's host vector code
+# (detail/host_columns.hpp: host_column_reduce_avx2, host_combine_pairs_avx2)
+# must add in packed 32-byte registers (vadd*/vpadd* on %ymm) and never fuse a
+# multiply into an add (no vfmadd/vfmsub/vfnmadd).
+foreach(object IN LISTS OBJECTS)
+  execute_process(COMMAND "${NM}" --defined-only "${object}" RESULT_VARIABLE rc OUTPUT_VARIABLE symbols ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nm failed on ${object}: ${err}")
+  endif()
+  # Mangled names: no list separators or brackets in them.
+  string(REGEX MATCHALL "_ZN7fusekit6detail(23host_column_reduce|22host_combine_pairs)_avx2[A-Za-z0-9_.]*" functions "${symbols}")
+  list(REMOVE_DUPLICATES functions)
+  list(LENGTH functions found)
+  # f32, f64, f32 in f64, i32 in i64 and u8 in u64: at least a column pass
+  # each (u8's is its own, in 16-bit lanes) and a pairwise step for each
+  # accumulator type but one (f32 in f64 shares double's).
+  if(found LESS 9)
+    message(FATAL_ERROR "${object}: ${found} AVX2 tree functions, expected at least 9 (inlined away?)")
+  endif()
+  foreach(function IN LISTS functions)
+    execute_process(COMMAND "${OBJDUMP}" -d --no-show-raw-insn "--disassemble=${function}" "${object}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE code ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "objdump failed on ${object}: ${err}")
+    endif()
+    string(SUBSTRING "${function}" 0 120 name)
+    if(NOT code MATCHES "\tv(p)?add[a-z]* +[^\n]*%ymm")
+      message(FATAL_ERROR "${object}: no packed 32-byte add in ${name}...\n${code}")
+    endif()
+    if(code MATCHES "vf(n)?m(add|sub)")
+      string(REGEX MATCH "[^\n]*vf(n)?m(add|sub)[^\n]*" line "${code}")
+      message(FATAL_ERROR "${object}: a fused multiply-add in the tree's additions, ${name}...\n  ${line}")
+    endif()
+  endforeach()
+  message(STATUS "${object}: ${found} AVX2 tree functions, each with packed 32-byte adds and no FMA")
+endforeach()
