@@ -188,6 +188,48 @@ def train_tables(fk, peers):
     return out
 
 
+def least_squares_tables(fk, peers):
+    """The recommended method (CG with Jacobi) against the least-squares solver a NumPy user calls."""
+    cases = sorted({(k[2], k[3]) for k in fk if k[0] == "cpu" and k[1] == "cg_jacobi"})
+    rows = []
+    for dtype, shape in cases:
+        mine = fk[("cpu", "cg_jacobi", dtype, shape)]
+        peer = peers.get(("cpu", "numpy_lstsq", dtype, shape))
+        row = [dtype, shape, fmt_time(micros(mine)), int(mine.get("iterations", 0)),
+               f"{int(mine.get('converged', 0))}/{int(mine.get('outputs', 0))}"]
+        if peer:
+            row += [fmt_time(micros(peer)), f"{micros(mine) / micros(peer):.2f}x"]
+        else:
+            row += ["-", "-"]
+        rows.append(row)
+    if not rows:
+        return []
+    header = ["type", "K x L x N", "fusekit cg_jacobi", "iterations", "converged", "np.linalg.lstsq",
+              "fusekit / lstsq"]
+    return table("Least squares, CPU: fusekit's recommended method (gd_options::recommended()) against "
+                 "np.linalg.lstsq (time ratio; below 1 is faster)", header, rows)
+
+
+def raw_data_tables(fk, peers):
+    """Every method and preconditioner on raw-unit tabular data (fusekit alone: the peers' loop is plain)."""
+    del peers
+    rows = []
+    for k in sorted(k for k in fk if k[0] == "cpu" and k[1].startswith("raw_")):
+        b = fk[k]
+        method = k[1][len("raw_"):]
+        status = ", ".join(f"{int(b.get(s, 0))} {s}" for s in ("max_iterations", "diverged", "stalled")
+                           if b.get(s, 0))
+        rows.append([k[2], k[3], method, f"{int(b.get('converged', 0))}/{int(b.get('outputs', 0))}",
+                     status or "-", int(b.get("iterations", 0)), f"{b.get('rel_error', float('nan')):.1e}",
+                     fmt_time(micros(b))])
+    if not rows:
+        return []
+    header = ["type", "K x L x N", "method_preconditioner", "converged", "other stops", "iterations",
+              "|W - W*| / |W*|", "time"]
+    return table("Raw-unit tabular data (units 10^-3 to 10^4, correlated pairs, an intercept), CPU: "
+                 "W* by long-double QR", header, rows)
+
+
 def host_tables(fk, peers):
     """Host-resident data: fusekit's one call against the sequential version, the peers and the bus."""
     out = []
@@ -300,6 +342,7 @@ def main(argv):
             subprocess.run(cmd, check=False)
     lines = []
     for task, make in (("elementwise", elementwise_tables), ("sum", sum_tables), ("train", train_tables),
+                       ("train", least_squares_tables), ("train", raw_data_tables),
                        ("host", host_tables)):
         fk = index(load(results / f"{FUSEKIT[task]}.json"))
         peers = index(load(results / f"peer_{PEERS[task]}.json"))

@@ -9,6 +9,13 @@
 // per iteration; timed over its first 1000 iterations per output and reported per
 // iteration, since running it to convergence takes minutes). CPU: direct and Gram.
 //
+// The recommended method for real data, conjugate gradients with the Jacobi
+// preconditioner and the relative tolerance alone (gd_options::recommended()),
+// to convergence at the same shapes and at (100000, 256, 32); and every method
+// and preconditioner on raw-unit tabular data (tests/common/train_problem.hpp's
+// make_raw_problem: units from 10^-3 to 10^4, correlated pairs, an intercept),
+// with its status, iterations and error against a long-double QR solution.
+//
 //   train_bench [--benchmark_filter=gpu|cpu] [--benchmark_out=r.json --benchmark_out_format=json]
 #include <fusekit/fusekit.cuh>
 #include <fusekit/train.cuh>
@@ -16,6 +23,7 @@
 #include "common/bench_util.cuh"
 #include "common/lazy_cache.hpp"
 #include "../tests/common/device_buffer.cuh"
+#include "../tests/common/train_problem.hpp"
 
 #include <benchmark/benchmark.h>
 #include <signal.h>
@@ -109,6 +117,61 @@ void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
                      fusekit::matrix<T>(W.data(), N, L), options<T>(m, f, fixed));
   }
   report(state, r, seconds);
+}
+
+// The recommended method to convergence (rel_tolerance 1e-12, no absolute rule).
+template <class T>
+void BM_cpu_recommended(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N) {
+  auto const& p = get_problem<T>(K, L, N);
+  std::vector<T> W(N * L);
+  fusekit::fit_report r;
+  double seconds = 0;
+  for (auto _ : state) {
+    fusekit::bench::host_timer const timer(seconds);
+    r = fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), K, L), cmatrix<T>(p.Y.data(), K, N),
+                     fusekit::matrix<T>(W.data(), N, L), fusekit::gd_options::recommended());
+  }
+  report(state, r, seconds);
+}
+
+// Raw-unit data (tabular sizes): status, iterations and ‖W − W*‖/‖W*‖ of a
+// method and preconditioner, W* from least_squares_reference. `stopped` counts
+// outputs by status: converged, max_iterations, diverged, stalled.
+template <class T>
+void BM_cpu_raw(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m,
+                fusekit::gd_preconditioner pc) {
+  struct raw {
+    fusekit::test::problem<T> p;
+    std::vector<long double> W_star;
+  };
+  static fusekit::bench::lazy_cache<std::tuple<std::int64_t, std::int64_t, std::int64_t>, raw> cache(
+      /*keep_one=*/true);
+  auto const& entry = cache.get({K, L, N}, [=] {
+    auto problem = fusekit::test::make_raw_problem<T>(K, L, N, 77, 0.1);
+    auto W_star = fusekit::test::least_squares_reference(problem);
+    return std::make_unique<raw>(raw{std::move(problem), std::move(W_star)});
+  });
+  auto const& p = entry.p;
+  auto const& W_star = entry.W_star;
+  gd_options o = fusekit::gd_options::recommended();
+  o.method = m;
+  o.preconditioner = pc;
+  o.max_iterations = 2000000;
+  std::vector<T> W(N * L);
+  fusekit::fit_report r;
+  double seconds = 0;
+  for (auto _ : state) {
+    fusekit::bench::host_timer const timer(seconds);
+    r = fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), K, L), cmatrix<T>(p.Y.data(), K, N),
+                     fusekit::matrix<T>(W.data(), N, L), o);
+  }
+  report(state, r, seconds);
+  for (auto s : {fusekit::fit_status::max_iterations, fusekit::fit_status::diverged, fusekit::fit_status::stalled}) {
+    std::int64_t count = 0;
+    for (const auto& out : r.outputs) { count += out.status == s; }
+    state.counters[fusekit::to_string(s)] = static_cast<double>(count);
+  }
+  state.counters["rel_error"] = fusekit::test::relative_error(W, W_star);
 }
 
 // A competing process for as long as it lives: a child that spins on a core,
@@ -265,6 +328,25 @@ void register_type(const char* type, bool gpu) {
       benchmark::RegisterBenchmark(name("gpu", "plain_per_operation", K, L, N).c_str(),
                                    [=](benchmark::State& s) { BM_gpu_per_operation<T>(s, K, L, N); })
           ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+    }
+  }
+  // The recommended method to convergence, where lstsq is the peer.
+  for (dims const d : {dims{9, 9, 9}, dims{1000, 100, 10}, dims{100000, 256, 32}}) {
+    std::int64_t const K = d.K, L = d.L, N = d.N;
+    benchmark::RegisterBenchmark(name("cpu", "cg_jacobi", K, L, N).c_str(),
+                                 [=](benchmark::State& s) { BM_cpu_recommended<T>(s, K, L, N); })
+        ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(K * L > 1000000 ? 1 : 5);
+  }
+  // Raw-unit tabular data: every method and preconditioner, to convergence or their status.
+  for (dims const d : {dims{442, 11, 3}, dims{20000, 64, 4}}) {
+    std::int64_t const K = d.K, L = d.L, N = d.N;
+    for (auto m : {gd_method::plain, gd_method::nesterov, gd_method::conjugate_gradient}) {
+      for (auto pc : {fusekit::gd_preconditioner::none, fusekit::gd_preconditioner::jacobi}) {
+        std::string const variant = std::string("raw_") + fusekit::to_string(m) + "_" + fusekit::to_string(pc);
+        benchmark::RegisterBenchmark(name("cpu", variant.c_str(), K, L, N).c_str(),
+                                     [=](benchmark::State& s) { BM_cpu_raw<T>(s, K, L, N, m, pc); })
+            ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      }
     }
   }
   // Per iteration at (100000, 256, 32): 100 iterations (CPU direct: 3, about a second each).

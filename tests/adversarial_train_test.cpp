@@ -17,6 +17,7 @@
 
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -83,9 +84,28 @@ TEST(AdversarialFit, ZeroXHasNoAutomaticRate) {
 TEST(AdversarialFit, TinyOrHugeXHasNoAutomaticRateInItsType) {
   auto const pd = make_problem<double>(40, 6, 2, 2, false, 0.0);
   expect_rejected(scaled(pd, 1e-160), gd_options{}, {"λmax", "double", "scale X"});  // XᵀX underflows
+  // Float data: the CPU forms XᵀX and iterates in double (cpu_compute_t), so
+  // X·1e-25 (1/λ ≈ 1e48, not a float) and X·1e20 (XᵀX beyond float) fit, and
+  // W = W_true / s is a float again.
   auto const pf = make_problem<float>(40, 6, 2, 3, false, 0.0);
-  expect_rejected(scaled(pf, 1e-25), gd_options{}, {"λmax", "float"});  // 1/λ ≈ 1e48: not a float
-  expect_rejected(scaled(pf, 1e20), gd_options{}, {"λmax", "float"});   // XᵀX overflows float
+  for (double s : {1e-25, 1e20}) {
+    auto const p = scaled(pf, s);
+    gd_options o;
+    o.method = gd_method::conjugate_gradient;
+    o.preconditioner = fusekit::gd_preconditioner::jacobi;
+    o.relative_tolerance = 1e-12;
+    o.tolerance = 0;  // the relative rule alone
+    std::vector<float> W;
+    auto const r = cpu_fit(p, W, o);
+    EXPECT_TRUE(r.all_converged()) << s;
+    for (std::size_t i = 0; i < W.size(); ++i) {
+      double const want = static_cast<double>(p.W_true[i]) / s;
+      EXPECT_NEAR(W[i], want, 1e-5 * std::fabs(want)) << s << " " << i;
+    }
+    o.method = gd_method::plain;  // the automatic rate exists in double
+    o.max_iterations = 10;
+    EXPECT_GT(cpu_fit(p, W, o).learning_rate, 0.0) << s;
+  }
 }
 
 // ---- options checked in the precision they are used in ---------------------
@@ -130,7 +150,17 @@ TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
   {
     gd_options o;
     o.method = static_cast<gd_method>(7);
-    expect_rejected(p, o, {"method", "7", "plain or nesterov"});
+    expect_rejected(p, o, {"method", "7", "plain, nesterov or conjugate_gradient"});
+  }
+  {
+    gd_options o;
+    o.preconditioner = static_cast<fusekit::gd_preconditioner>(2);
+    expect_rejected(p, o, {"preconditioner", "2", "none or jacobi"});
+  }
+  for (double bad : {-1e-3, 1.0, 2.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
+    gd_options o;
+    o.relative_tolerance = bad;
+    expect_rejected(p, o, {"relative_tolerance", "0 (off) or in (0, 1)"});
   }
   {
     gd_options o;
@@ -190,7 +220,9 @@ TEST(AdversarialFit, RandomOptionsGiveTruthfulStatuses) {
     o.tolerance = std::pow(10.0, log_scale(gen) * 2);
     o.max_iterations = 1 + pick(gen) * 400;
     o.stall_window = 1 + pick(gen) * 50;
-    o.method = pick(gen) % 2 ? gd_method::nesterov : gd_method::plain;
+    o.method = static_cast<gd_method>(pick(gen) % 3);
+    o.preconditioner = static_cast<fusekit::gd_preconditioner>(pick(gen) % 2);
+    if (pick(gen) < 2) { o.relative_tolerance = std::pow(10.0, -1 - pick(gen) * 3); }
     o.formulation = static_cast<gd_formulation>(pick(gen) % 3);
     o.init = static_cast<gd_init>(pick(gen) % 3);
     std::vector<double> W(static_cast<std::size_t>(N * L), 0.25);
@@ -209,9 +241,20 @@ TEST(AdversarialFit, RandomOptionsGiveTruthfulStatuses) {
       for (std::int64_t l = 0; l < L; ++l) { finite = finite && fusekit::test::is_finite(W[n * L + l]); }
       EXPECT_GE(out.iterations, 0);
       EXPECT_LE(out.iterations, o.max_iterations);
+      using fusekit::stop_rule;
       if (out.status == fit_status::converged) {
         EXPECT_TRUE(finite) << "trial " << trial;
-        EXPECT_LT(out.grad_norm2, o.tolerance) << "trial " << trial;
+        EXPECT_TRUE(out.rule == stop_rule::tolerance || out.rule == stop_rule::relative_tolerance) << "trial " << trial;
+        if (out.rule == stop_rule::tolerance) { EXPECT_LT(out.grad_norm2, o.tolerance) << "trial " << trial; }
+        if (out.rule == stop_rule::relative_tolerance) { EXPECT_GT(o.relative_tolerance, 0.0) << "trial " << trial; }
+      }
+      if (out.status == fit_status::diverged) {
+        EXPECT_TRUE(out.rule == stop_rule::non_finite || out.rule == stop_rule::growth) << "trial " << trial;
+      }
+      if (out.status == fit_status::stalled) { EXPECT_EQ(out.rule, stop_rule::rounding_floor) << "trial " << trial; }
+      if (out.status == fit_status::max_iterations) {
+        EXPECT_EQ(out.rule, stop_rule::max_iterations) << "trial " << trial;
+        EXPECT_EQ(out.iterations, o.max_iterations) << "trial " << trial;
       }
       if (!finite) { EXPECT_EQ(out.status, fit_status::diverged) << "trial " << trial; }
     }
@@ -397,26 +440,32 @@ TEST(AdversarialFit, AutomaticFormulationSwitchesAboveKEqualsL) {
   EXPECT_EQ(cpu_fit(make_problem<double>(7, 6, 1, 14, false, 0.1), W, o).formulation, gd_formulation::gram);
 }
 
-// The stopping rules on a made-up gradient sequence: a stall is declared exactly
-// stall_window iterations into a window without 0.1% progress, divergence
-// exactly when gradᵀgrad exceeds 10^12 times its first value.
+// The monitor on a made-up gradient sequence: a window without 0.1% progress
+// is reported exactly stall_window iterations into it (the step then asks
+// whether g is at the rounding floor), divergence exactly when gradᵀgrad
+// exceeds 10^12 times its first value.
 TEST(AdversarialFit, MonitorStopsExactlyOnItsRules) {
-  fusekit::detail::gd_monitor<double> flat{1e-30, 5};
-  for (std::int64_t it = 0; it < 5; ++it) { ASSERT_EQ(flat.check(1.0, it), -1) << it; }
-  EXPECT_EQ(flat.check(1.0, 5), static_cast<int>(fit_status::stalled));
-  fusekit::detail::gd_monitor<double> slow{1e-30, 3};  // 0.2% per window is progress enough
-  for (std::int64_t it = 0; it < 30; ++it) { ASSERT_EQ(slow.check(std::pow(0.998, static_cast<double>(it) / 3), it), -1) << it; }
-  fusekit::detail::gd_monitor<float> grow{1e-30f, 1000};
-  EXPECT_EQ(grow.check(2.0f, 0), -1);
-  EXPECT_EQ(grow.check(2e12f, 1), -1);                                    // 10^12 times: not yet
-  EXPECT_EQ(grow.check(2.1e12f, 2), static_cast<int>(fit_status::diverged));  // above it
-  fusekit::detail::gd_monitor<double> dip{1e-30, 1000};  // against the first value, not the best
-  EXPECT_EQ(dip.check(2.0, 0), -1);
-  EXPECT_EQ(dip.check(1.0, 1), -1);
-  EXPECT_EQ(dip.check(1.5e12, 2), -1);
-  fusekit::detail::gd_monitor<float> nan{1e-30f, 1000};
-  EXPECT_EQ(nan.check(NAN, 0), static_cast<int>(fit_status::diverged));
-  EXPECT_EQ(nan.check(INFINITY, 0), static_cast<int>(fit_status::diverged));
+  using fusekit::detail::monitor_verdict;
+  fusekit::detail::gd_monitor<double> flat{5};
+  for (std::int64_t it = 0; it < 5; ++it) { ASSERT_EQ(flat.check(1.0, it), monitor_verdict::go_on) << it; }
+  EXPECT_EQ(flat.check(1.0, 5), monitor_verdict::no_progress);
+  for (std::int64_t it = 6; it < 10; ++it) { ASSERT_EQ(flat.check(1.0, it), monitor_verdict::go_on) << it; }
+  EXPECT_EQ(flat.check(1.0, 10), monitor_verdict::no_progress);  // the next window
+  fusekit::detail::gd_monitor<double> slow{3};  // 0.2% per window is progress enough
+  for (std::int64_t it = 0; it < 30; ++it) {
+    ASSERT_EQ(slow.check(std::pow(0.998, static_cast<double>(it) / 3), it), monitor_verdict::go_on) << it;
+  }
+  fusekit::detail::gd_monitor<float> grow{1000};
+  EXPECT_EQ(grow.check(2.0f, 0), monitor_verdict::go_on);
+  EXPECT_EQ(grow.check(2e12f, 1), monitor_verdict::go_on);   // 10^12 times: not yet
+  EXPECT_EQ(grow.check(2.1e12f, 2), monitor_verdict::growth);  // above it
+  fusekit::detail::gd_monitor<double> dip{1000};  // against the first value, not the best
+  EXPECT_EQ(dip.check(2.0, 0), monitor_verdict::go_on);
+  EXPECT_EQ(dip.check(1.0, 1), monitor_verdict::go_on);
+  EXPECT_EQ(dip.check(1.5e12, 2), monitor_verdict::go_on);
+  fusekit::detail::gd_monitor<float> nan{1000};
+  EXPECT_EQ(nan.check(NAN, 0), monitor_verdict::non_finite);
+  EXPECT_EQ(nan.check(INFINITY, 0), monitor_verdict::non_finite);
 }
 
 // ---- predict -----------------------------------------------------------------

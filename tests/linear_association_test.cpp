@@ -71,4 +71,19 @@ TEST(LinearAssociation, OptionsAreKeptAndShapesChecked) {
   EXPECT_THROW(net.fit(cmatrix<float>(X.data(), 5, 3), cmatrix<float>(Y3.data(), 5, 3)), fusekit::invalid_argument);
 }
 
+// The model leads with the method for real data: its default options are
+// gd_options::recommended(), which solve raw-unit data the seed's defaults cannot.
+TEST(LinearAssociation, DefaultIsTheRecommendedMethodAndSolvesRawUnitData) {
+  auto const p = fusekit::test::make_raw_problem<double>(442, 11, 3, 41, 0.1);
+  fusekit::linear_association<double> net(p.L, p.N);
+  EXPECT_EQ(net.options().method, fusekit::gd_method::conjugate_gradient);
+  EXPECT_EQ(net.options().preconditioner, fusekit::gd_preconditioner::jacobi);
+  EXPECT_EQ(net.options().relative_tolerance, fusekit::gd_options::recommended().relative_tolerance);
+  auto const r = net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, p.N));
+  ASSERT_TRUE(r.all_converged());
+  auto const w = net.weights();
+  std::vector<double> const W(w.data_handle(), w.data_handle() + p.N * p.L);
+  EXPECT_LE(fusekit::test::relative_error(W, fusekit::test::least_squares_reference(p)), 1e-8);
+}
+
 }  // namespace

@@ -14,6 +14,11 @@ as fusekit's), tol 1e-8 in double and 1e-4 in float, plain gradient descent
 capped at 10^6 iterations. A run longer than its time budget stops early and
 says so (`finished` = 0); its time per iteration still compares.
 
+And the strongest thing a NumPy user picks instead of any loop: the least
+squares solution itself, `np.linalg.lstsq(X, Y)` (LAPACK gelsd, every core
+its BLAS has), at the same shapes and at (100000, 256, 32), with its error
+against the float64 solution (`rel_error`, float32 rows).
+
     python3 train.py [--out results.json] [--cpu-only] [--budget SECONDS_PER_FIT]
 """
 import sys
@@ -22,6 +27,7 @@ import time
 import peer_common as pc
 
 SHAPES = [(9, 9, 9), (1000, 100, 10)]
+LSTSQ_SHAPES = SHAPES + [(100000, 256, 32)]
 MAX_ITERATIONS = 1_000_000
 # Per fit: the GPU loops pay a launch and a host read per operation, so they are
 # cut sooner (a GPU lease is short); their time per iteration still compares.
@@ -69,6 +75,21 @@ def run(report, backend, stack, xp, to_host, sync, dtype_name, X, Y, tol, shape)
                us_per_iteration=seconds / total * 1e6 if total else float("nan"))
 
 
+def run_lstsq(report, np, dtype_name, dtype, shape):
+    K, L, N = shape
+    X, Y = pc.train_problem(np, K, L, N, dtype)
+    big = K * L > 1_000_000
+    seconds = pc.time_it(lambda: np.linalg.lstsq(X, Y, rcond=None), repeats=3 if big else 7,
+                         min_seconds=0.0 if big else 0.2, warmup=1 if big else 2)
+    W = np.linalg.lstsq(X, Y, rcond=None)[0]
+    rel_error = None
+    if dtype != np.float64:
+        X64, Y64 = pc.train_problem(np, K, L, N, np.float64)
+        W64 = np.linalg.lstsq(X64, Y64, rcond=None)[0]
+        rel_error = float(np.linalg.norm(W.astype(np.float64) - W64) / np.linalg.norm(W64))
+    report.add(f"cpu/numpy_lstsq/{dtype_name}/{K}x{L}x{N}", K * L * N, seconds, None, rel_error, outputs=N)
+
+
 def main(argv):
     args = pc.main_args(argv, lambda p: p.add_argument(
         "--budget", type=float, metavar="SECONDS", help="seconds per fit, for every stack (a short GPU lease)"))
@@ -101,6 +122,9 @@ def main(argv):
                 run(report, "cpu", "numpy", np, lambda a: a, lambda: None, dtype_name, X, Y, tol, shape)
             for name, xp, to_device, to_host, sync in gpu:
                 run(report, "gpu", name, xp, to_host, sync, dtype_name, to_device(X), to_device(Y), tol, shape)
+        if not args.gpu_only:
+            for shape in LSTSQ_SHAPES:
+                run_lstsq(report, np, dtype_name, dtype, shape)
     return 0
 
 

@@ -12,11 +12,14 @@
 // runs the whole fit in one kernel when the problem is small, picks the learning
 // rate itself (1/λmax of XᵀX), offers Nesterov's accelerated descent, and never
 // loops forever: each output ends converged, diverged, stalled or out of
-// iterations.
+// iterations. For real data (features in their own units, correlated columns)
+// pick `gd_options::recommended()`: conjugate gradients with a Jacobi
+// preconditioner, at most about L iterations, no learning rate to choose.
 //
 // The program builds X (uniform [0, 1)) and Y = X W_trueᵀ from known weights,
-// fits W with plain and Nesterov descent, reports status, iterations, time, the
-// error of W against W_true and of predict against Y. GPU when present, else CPU.
+// fits W with plain and Nesterov descent and with the recommended method,
+// reports status, iterations, time, the error of W against W_true and of
+// predict against Y. GPU when present, else CPU.
 //
 // Usage: 02_linear_association [K L N]       (default 1000 100 10); exit status 0 when verified.
 
@@ -39,11 +42,8 @@
 template <class Policy>
 bool fit_as_a_model(const Policy& policy, const double* X, const double* Y, std::int64_t K, std::int64_t L,
                     std::int64_t N, const std::vector<double>& W_true) {
-  fusekit::gd_options opt;
-  opt.method = fusekit::gd_method::nesterov;
-  opt.tolerance = 1e-8;
-  opt.max_iterations = 1000000;
-  fusekit::linear_association<double, Policy> net(L, N, opt, policy);
+  // The model's default options are gd_options::recommended().
+  fusekit::linear_association<double, Policy> net(L, N, fusekit::gd_options::recommended(), policy);
   fusekit::fit_report const report =
       net.fit(fusekit::matrix<const double>(X, K, L), fusekit::matrix<const double>(Y, K, N));
   std::vector<double> W(static_cast<std::size_t>(N * L));
@@ -92,9 +92,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(L), static_cast<long long>(N), gpu ? "GPU" : "CPU");
 
   bool ok = true;
-  for (auto method : {fusekit::gd_method::plain, fusekit::gd_method::nesterov}) {
-    fusekit::gd_options opt;  // learning rate: automatic
-    opt.tolerance = 1e-8;
+  for (auto method : {fusekit::gd_method::plain, fusekit::gd_method::nesterov, fusekit::gd_method::conjugate_gradient}) {
+    bool const cg = method == fusekit::gd_method::conjugate_gradient;
+    fusekit::gd_options opt = cg ? fusekit::gd_options::recommended() : fusekit::gd_options{};  // learning rate: automatic
+    if (!cg) { opt.tolerance = 1e-8; }
     opt.max_iterations = 1000000;
     opt.method = method;
     // A long fit reports where it stands: here every 4000 iterations (CPU), or
@@ -127,7 +128,8 @@ int main(int argc, char** argv) {
     std::printf("  %-9s %-13s %s, lr %.3g, %lld iterations (slowest output), %.1f ms; max |W - W_true| %.1e, max |Y_hat - Y| %.1e\n",
                 fusekit::to_string(method), report.path, report.all_converged() ? "all converged" : "NOT all converged",
                 report.learning_rate, static_cast<long long>(report.most_iterations()), ms, w_err, y_err);
-    // Converged means gradᵀgrad < 1e-8; on this consistent system W then sits within ~1e-4 of W_true.
+    // Converged means gradᵀgrad < 1e-8 (CG: the relative rule, 1e-12); on this consistent system W then
+    // sits within ~1e-4 of W_true.
     ok = ok && report.all_converged() && w_err < 1e-3 && y_err < 1e-3;
   }
   ok = ok && (gpu ? fit_as_a_model(fusekit::cuda{}, d_X, d_Y, K, L, N, W_true)

@@ -9,11 +9,12 @@
 /// which stay the core: the same calls, the same results, bit for bit.
 ///
 ///     fusekit::linear_association<double> net(L, N);            // W: N × L zeros, on the host
-///     net.options().method = fusekit::gd_method::nesterov;
+///     net.options().max_iterations = 1000;                       // options: gd_options::recommended()
 ///     fusekit::fit_report r = net.fit(X, Y);                     // X: K × L, Y: K × N
 ///     net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ
 ///
-///     fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, {}, fusekit::cuda{stream});
+///     fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, fusekit::gd_options::recommended(),
+///                                                               fusekit::cuda{stream});
 ///     gpu_net.fit(d_X, d_Y);                                     // device views; include <fusekit/train.cuh>
 
 #include <fusekit/detail/model_storage.hpp>
@@ -42,9 +43,13 @@ class linear_association {
  public:
   /// \param inputs  L, at least 1
   /// \param outputs N, at least 1
-  /// \param options what every `fit` uses (`options()` changes them); W starts at 0
+  /// \param options what every `fit` uses (`options()` changes them); W starts
+  ///                at 0. Default: `gd_options::recommended()`, conjugate
+  ///                gradients with the Jacobi preconditioner, the method for
+  ///                real data (not the seed's plain descent, `gd_options{}`)
   /// \param policy  the default policy of `fit` and `predict`, and where W lives
-  linear_association(std::int64_t inputs, std::int64_t outputs, gd_options options = {}, const Policy& policy = {})
+  linear_association(std::int64_t inputs, std::int64_t outputs, gd_options options = gd_options::recommended(),
+                     const Policy& policy = {})
       : policy_(policy),
         options_(std::move(options)),
         inputs_(checked("inputs (L)", inputs)),

@@ -296,32 +296,20 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
   FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, shapes.data(), 3, MPI_INT64_T, comm));
   std::int64_t const K = rows_in_all(std::string(f) + " (mpi)", shapes);
-  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  std::int64_t const L = X.extent(1);
 
-  fit_report report;
-  report.formulation = resolve_formulation(o.formulation, K, L);
+  FUSEKIT_EXPECTS(o.method != gd_method::conjugate_gradient ||
+                      resolve_formulation(o.formulation, K, L) == gd_formulation::gram,
+                  std::string(f) + " (mpi): conjugate_gradient with the direct formulation (CGLS) is not offered "
+                                   "across processes; use the gram formulation");
+  // Gram: A and B summed over the ranks once, then no communication in the
+  // iterations, so outputs may run in parallel. Direct: every gradient (and
+  // the power iteration's every product) is summed over the ranks, outputs
+  // one after another.
+  fit_report report = cpu_fit_checked(
+      policy.local, X, Y, W, o, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
+      [&](auto* g) { ordered_allreduce_sum(comm, g, L); }, false);
   report.path = "mpi";
-  bool const gram = report.formulation == gd_formulation::gram;
-  std::vector<T> A, B;
-  if (gram) {
-    cpu_gram(cpu_thread_count(policy.local), X, Y, A, B);
-    ordered_allreduce_sum(comm, A.data(), L * L);
-    ordered_allreduce_sum(comm, B.data(), N * L);
-  }
-  // The direct formulation's λ as one process finds it: Xᵀ(X v) on each rank's rows, summed over the ranks.
-  report.learning_rate = cpu_learning_rate<T>(o, gram, A, L, [&] {
-    std::vector<double> v(static_cast<std::size_t>(L)), u(v.size()), t(static_cast<std::size_t>(X.extent(0)));
-    normal_operator<T> const local{X, t.data()};
-    return power_iteration(serial_team{}, L, v.data(), u.data(), [&](const double* in, double* out) {
-      local(in, out);
-      ordered_allreduce_sum(comm, out, L);
-    });
-  });
-  // Gram: no communication in the iterations, so outputs may run in parallel.
-  // Direct: every gradient is summed over the ranks, outputs one after another.
-  bool const parallel = gram && N * L * L >= cpu_parallel_threshold;
-  cpu_descend<T>(policy.local, W, o, gram ? 0 : X.extent(0), parallel,
-                 cpu_gradient_of<T>(gram, A, B, X, Y, [&](T* g) { ordered_allreduce_sum(comm, g, L); }), report);
   return report;
 }
 

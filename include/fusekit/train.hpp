@@ -17,27 +17,56 @@
 ///
 /// * Views are row-major `cuda::std::mdspan`s (`fusekit::matrix<T>`), host
 ///   memory for `fusekit::cpu`, device memory for `fusekit::cuda`; float or double.
-/// * `learning_rate`: a value, or (unset) automatic = 1/λ with λ the Rayleigh
-///   quotient of a power iteration on XᵀX (λ ≤ λmax, converged to 1e-10).
+/// * For real data (features in their own units, correlated, an intercept
+///   column) use `gd_options::recommended()`: conjugate gradients with the
+///   Jacobi preconditioner and the relative tolerance alone. It converges in
+///   at most about L iterations where plain descent needs O(κ(XᵀX)) and
+///   Nesterov O(√κ), and raw units make κ large (10^7–10^14). The fields'
+///   defaults stay the seed's plain descent, the user's loop iterate for iterate.
 /// * `method`: plain gradient descent (the user's algorithm, iterate for
-///   iterate) or Nesterov's accelerated gradient with adaptive restart
+///   iterate), Nesterov's accelerated gradient with adaptive restart
 ///   (momentum j/(j+3), j reset to 0 when a step goes uphill, gᵀ(w_new − w) > 0:
 ///   O'Donoghue and Candès, "Adaptive restart for accelerated gradient
-///   schemes", 2015); gradient and stopping rule at the extrapolated point.
+///   schemes", 2015; gradient and stopping rule at the extrapolated point), or
+///   `conjugate_gradient`: CG on A w = b (Gram formulation) or CGLS on X
+///   (direct: XᵀX is never formed; CPU only for now), which needs no learning
+///   rate and confirms `converged` on the residual b − A w itself
+///   (detail/conjugate_gradient.hpp).
+/// * `preconditioner`: `none`, or `jacobi`, M = diag(XᵀX)⁻¹ (0 for a column of
+///   zeros, whose weight then stays 0): every feature scaled to unit norm. CG
+///   becomes preconditioned CG. Plain and Nesterov become scaled gradient
+///   descent, w ← w − lr·M·grad with lr = 1/λmax(M^½ XᵀX M^½): their iterates
+///   are exactly those of the method on the scaled features X·M^½, mapped back
+///   (w = M^½ v), so units no longer matter but correlations still do.
+/// * `learning_rate`: a value, or (unset) automatic = 1/λ with λ the Rayleigh
+///   quotient of a power iteration on XᵀX (on M^½ XᵀX M^½ with Jacobi; λ ≤ λmax,
+///   converged to 1e-10). CG ignores it.
 /// * `formulation`: `direct` (every iteration touches X: 2·K·L flops per output)
 ///   or `gram` (A = XᵀX and b = Xᵀy once, then grad = A w − b: 2·L² per
 ///   output, independent of K); `automatic` picks gram when K > L. The iterates
 ///   agree up to rounding.
-/// * Stopping: `converged` (gradᵀgrad < tolerance), `max_iterations`, `diverged`
-///   (non-finite, or gradᵀgrad above 10^12 times its first value: within about
-///   40 iterations for lr = 3/λmax), `stalled` (the best gradᵀgrad did not drop
-///   by 0.1% over `stall_window` iterations, e.g. a tolerance below what the type
-///   can reach). Outputs stop independently; every loop is bounded by
-///   `max_iterations`.
+/// * Stopping: `converged` by `tolerance` (gradᵀgrad < tolerance) or by
+///   `relative_tolerance` (‖grad‖_D ≤ rtol·‖Xᵀy‖_D, D = diag(XᵀX): against b,
+///   as SciPy measures it, rather than the first gradient, so that a warm start
+///   does not tighten it; in D, so that rescaling a feature does not change it;
+///   with it, `tolerance` may be 0), `max_iterations`, `diverged` (non-finite, or
+///   gradᵀgrad above 10^12 times its first value: within about 40 iterations
+///   for lr = 3/λmax), `stalled` (at the rounding floor: ‖grad‖ within the bound
+///   of its own rounding error and no 0.1% progress over `stall_window`
+///   iterations, e.g. a tolerance below what the arithmetic can reach). Slow
+///   progress above the floor is not a stall: it runs to `max_iterations`. Each
+///   output's report says which rule stopped it (`output_report::rule`).
+///   Outputs stop independently; every loop is bounded by `max_iterations`.
 /// * `fit` returns a host report, so with `fusekit::cuda` it synchronizes.
 ///
-/// CPU backend: outputs in parallel (OpenMP); within an output the sums run in
-/// a fixed order, so results do not depend on the thread count.
+/// CPU backend: a fit computes in double whatever T is: A, b, the iterates and
+/// every sum, and a float W is rounded once at the end (an output whose
+/// weights do not fit in float is `diverged`). So float data reach float
+/// accuracy: A = XᵀX formed in float would be only about κ(XᵀX)·2^-24 accurate.
+/// The GPU backend computes in T.
+///
+/// Outputs run in parallel (OpenMP); within an output the sums run in a fixed
+/// order, so results do not depend on the thread count.
 
 #include <fusekit/config.hpp>
 #include <fusekit/cpu/train.hpp>

@@ -23,6 +23,31 @@ using matrix = ::cuda::std::mdspan<T, ::cuda::std::dextents<std::int64_t, 2>>;
 enum class gd_method {
   plain,     ///< w ← w − lr·grad: the user's loop, iterate for iterate
   nesterov,  ///< Nesterov's momentum j/(j+3), restarted when a step goes uphill
+  /// Conjugate gradients on the normal equations XᵀX w = Xᵀy: CG on A w = b
+  /// (Gram formulation), CGLS on X (direct: XᵀX is never formed). At most L
+  /// iterations in exact arithmetic, far fewer on clustered spectra; no learning rate.
+  conjugate_gradient,
+};
+
+/// A change of variables that evens out the features' scales.
+enum class gd_preconditioner {
+  none,    ///< the problem as given
+  /// M = diag(XᵀX)⁻¹ (0 for a column of zeros), i.e. every feature scaled to unit norm.
+  /// CG becomes preconditioned CG; plain and Nesterov become scaled gradient
+  /// descent, w ← w − lr·M·grad with lr = 1/λmax(M^½ XᵀX M^½): the iterates of
+  /// plain descent on the scaled features, mapped back.
+  jacobi,
+};
+
+/// Which rule ended an output's training (more precise than its status).
+enum class stop_rule : int {
+  none = 0,            ///< still running (or not started)
+  tolerance,           ///< gradᵀgrad < tolerance
+  relative_tolerance,  ///< ‖grad‖_D ≤ relative_tolerance · ‖Xᵀy‖_D (D: diag(XᵀX), see gd_options)
+  max_iterations,      ///< the budget ran out
+  non_finite,          ///< the gradient or the weights became NaN or inf
+  growth,              ///< gradᵀgrad grew 10^12-fold
+  rounding_floor,      ///< at the rounding floor and no longer decreasing (stalled)
 };
 
 /// How the gradient is computed.
@@ -44,7 +69,12 @@ enum class fit_status : int {
   converged = 0,       ///< gradᵀgrad < tolerance, and the weights are finite
   max_iterations = 1,  ///< the iteration budget ran out first
   diverged = 2,        ///< the gradient or the weights became non-finite, or gradᵀgrad grew 10^12-fold
-  stalled = 3,         ///< no 0.1% progress over `stall_window` iterations while above tolerance
+  /// at the rounding floor: ‖grad‖ within the bound of its own rounding error,
+  /// c·u·(‖A‖‖w‖ + ‖b‖) on the features scaled to unit norm (u: the unit
+  /// roundoff of the type the iterations run in; detail/descent.hpp), and no
+  /// 0.1% progress over `stall_window` iterations. Slow progress above that
+  /// floor is not a stall: it runs on, to `max_iterations`.
+  stalled = 3,
 };
 
 constexpr const char* to_string(fit_status s) {
@@ -56,7 +86,22 @@ constexpr const char* to_string(fit_status s) {
   }
   return "unknown";
 }
-constexpr const char* to_string(gd_method m) { return m == gd_method::plain ? "plain" : "nesterov"; }
+constexpr const char* to_string(gd_method m) {
+  return m == gd_method::plain ? "plain" : (m == gd_method::nesterov ? "nesterov" : "conjugate_gradient");
+}
+constexpr const char* to_string(gd_preconditioner p) { return p == gd_preconditioner::none ? "none" : "jacobi"; }
+constexpr const char* to_string(stop_rule r) {
+  switch (r) {
+    case stop_rule::none: return "none";
+    case stop_rule::tolerance: return "tolerance";
+    case stop_rule::relative_tolerance: return "relative_tolerance";
+    case stop_rule::max_iterations: return "max_iterations";
+    case stop_rule::non_finite: return "non_finite";
+    case stop_rule::growth: return "growth";
+    case stop_rule::rounding_floor: return "rounding_floor";
+  }
+  return "unknown";
+}
 constexpr const char* to_string(gd_formulation f) {
   return f == gd_formulation::direct ? "direct" : (f == gd_formulation::gram ? "gram" : "automatic");
 }
@@ -70,13 +115,25 @@ struct fit_progress {
 
 /// What `fit` is asked to do. Every field is checked before anything runs.
 struct gd_options {
-  std::optional<double> learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX)
-  double tolerance = 1e-8;              ///< on gradᵀgrad, per output; positive, finite in T
+  std::optional<double> learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX) (see train.hpp); CG ignores it
+  /// On gradᵀgrad, per output; positive, finite in T. With a relative_tolerance
+  /// it may be 0: the absolute rule off, which data in raw units want (a
+  /// gradient of features in 10^-3 units can meet 1e-8 at w = 0).
+  double tolerance = 1e-8;
+  /// Also stop when ‖grad‖_D ≤ relative_tolerance·‖b‖_D, b = Xᵀy the gradient at
+  /// w = 0 and ‖v‖_D² = Σ v_i²/(XᵀX)_ii (a column of zeros left out): the
+  /// gradient of the features scaled to unit norm. Against ‖b‖, as SciPy's
+  /// solvers measure it: unlike ‖grad₀‖ it does not depend on the start. In D,
+  /// whatever the preconditioner: it does not depend on the features' units
+  /// (in the plain norm, a feature in 10^4 units hides one in 10^-3 units).
+  /// 0 (the default): off; else in (0, 1).
+  double relative_tolerance = 0;
   std::int64_t max_iterations = 100000; ///< at least 1: every loop is bounded by it
   gd_init init = gd_init::zeros;
   std::uint64_t seed = 0;  ///< for gd_init::uniform
   gd_method method = gd_method::plain;
   gd_formulation formulation = gd_formulation::automatic;
+  gd_preconditioner preconditioner = gd_preconditioner::none;
   std::int64_t stall_window = 1000;  ///< at least 1
   /// Called on the calling thread as the fit goes: on the CPU every
   /// `progress_every` iterations, on the GPU at each host check of the cuBLAS
@@ -84,6 +141,23 @@ struct gd_options {
   /// single-launch path. Unset: never. It may not call fusekit on the same data.
   std::function<void(const fit_progress&)> progress;
   std::int64_t progress_every = 1000;  ///< at least 1; CPU only
+
+  /// The method for real data (features in their own units, correlated,
+  /// with an intercept column): conjugate gradients, the Jacobi
+  /// preconditioner, and the relative tolerance alone (1e-14, no absolute
+  /// rule, so the features' units do not matter), 10^5 iterations at most.
+  /// In double arithmetic 1e-14 is near the floor: a problem whose scaled
+  /// condition number exceeds about 10^8 may end `stalled`, which says so.
+  /// `linear_association`'s default. The fields' own defaults stay the seed's
+  /// plain gradient descent.
+  static gd_options recommended() {
+    gd_options o;
+    o.method = gd_method::conjugate_gradient;
+    o.preconditioner = gd_preconditioner::jacobi;
+    o.relative_tolerance = 1e-14;
+    o.tolerance = 0;
+    return o;
+  }
 };
 
 /// How one output (one row of W) trained.
@@ -91,6 +165,7 @@ struct output_report {
   std::int64_t iterations = 0;  ///< updates applied
   double grad_norm2 = 0;        ///< gradᵀgrad of the last gradient computed
   fit_status status = fit_status::max_iterations;
+  stop_rule rule = stop_rule::none;  ///< which rule gave the status
 };
 
 /// What `fit` returns, on the host.

@@ -506,3 +506,63 @@ TEST(GpuFit, ProgressAtEachHostCheck) {
 }
 
 }  // namespace
+
+namespace {
+
+// Conjugate gradients with Jacobi on raw-unit data: both GPU paths run the
+// CPU's CG body (detail/conjugate_gradient.hpp) and agree with the CPU and
+// with the long-double least-squares reference.
+TEST(GpuFit, ConjugateGradientWithJacobiOnBothPathsMatchesTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = fusekit::test::make_raw_problem<double>(300, 12, 3, 31, 0.1);
+  auto const W_star = fusekit::test::least_squares_reference(p);
+  gd_options o;
+  o.method = gd_method::conjugate_gradient;
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  o.relative_tolerance = 1e-13;
+  o.tolerance = 1e-300;
+  o.max_iterations = 10000;
+  o.formulation = gd_formulation::gram;
+  std::vector<double> Wc, Ws, Wb;
+  auto const cpu = cpu_fit(p, Wc, o);
+  ASSERT_TRUE(cpu.all_converged());
+  for (int path : {1, 2}) {
+    std::vector<double>& W = path == 1 ? Ws : Wb;
+    auto const gpu = gpu_fit(p, W, o, path);
+    for (std::size_t n = 0; n < gpu.outputs.size(); ++n) {
+      EXPECT_EQ(gpu.outputs[n].status, fit_status::converged) << path;
+      EXPECT_EQ(gpu.outputs[n].rule, fusekit::stop_rule::relative_tolerance) << path;
+      EXPECT_LE(gpu.outputs[n].iterations, 4 * p.L) << path;
+    }
+    EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-8) << path;
+    std::vector<long double> const cpu_w(Wc.begin(), Wc.end());
+    EXPECT_LE(fusekit::test::relative_error(W, cpu_w), 1e-8) << path;
+  }
+  o.formulation = gd_formulation::direct;  // CGLS on the cuBLAS path: X·d and Xᵀρ, the same bodies
+  auto const cgls = gpu_fit(p, Wb, o, 2);
+  EXPECT_STREQ(cgls.path, "cublas");
+  EXPECT_TRUE(cgls.all_converged());
+  EXPECT_LE(fusekit::test::relative_error(Wb, W_star), 1e-8);
+}
+
+// Scaled gradient descent on the GPU: the same iterates as the CPU's.
+TEST(GpuFit, JacobiPlainAndNesterovMatchTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = fusekit::test::make_raw_problem<double>(200, 8, 2, 32, 0.1);
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    gd_options o;
+    o.method = m;
+    o.preconditioner = fusekit::gd_preconditioner::jacobi;
+    o.tolerance = 1e-300;
+    o.max_iterations = 300;
+    o.formulation = gd_formulation::gram;
+    std::vector<double> Wc, Wg;
+    auto const cpu = cpu_fit(p, Wc, o);
+    for (int path : {1, 2}) {
+      auto const gpu = gpu_fit(p, Wg, o, path);
+      expect_same_fit(gpu, Wg, cpu, Wc, 1e-9 * 1e3);  // W's entries reach 10^3 (units of 10^-3)
+    }
+  }
+}
+
+}  // namespace

@@ -3,6 +3,7 @@
 // GPU kernels run (on a block_team), here on the CPU's serial_team, against
 // closed forms. A diagonal A = diag(a) decouples the unknowns: plain descent
 // from 0 gives w_t = (b/a)·(1 − (1 − lr·a)^t) per coordinate.
+#include <fusekit/detail/conjugate_gradient.hpp>
 #include <fusekit/detail/descent.hpp>
 #include <fusekit/detail/power_iteration.hpp>
 #include <fusekit/detail/team.hpp>
@@ -33,7 +34,8 @@ struct diagonal_problem {
 };
 
 descent_params<double> params(double lr, double tol, std::int64_t budget, bool nesterov) {
-  return {lr, tol, budget, 1000, 0, fusekit::gd_init::zeros, nesterov};
+  return {lr, tol, budget, 1000, 0, fusekit::gd_init::zeros,
+          nesterov ? fusekit::gd_method::nesterov : fusekit::gd_method::plain, false, 0.0, 1.0};
 }
 
 // The loop every backend runs: gradient at the point, then the shared step.
@@ -43,11 +45,14 @@ descent_state<double> descend(const diagonal_problem& pr, const descent_params<d
   w.assign(static_cast<std::size_t>(L), 0.0);
   std::vector<double> previous(w.size()), point(w.size()), g(w.size());
   fusekit::detail::descent_begin(team, p, 0, L, w.data(), previous.data(), point.data());
-  auto s = descent_state<double>::start(p);
+  auto const scaling = fusekit::detail::make_scaling(p, static_cast<const double*>(pr.A.data()), L + 1);
+  auto s = descent_state<double>::start(p, fusekit::detail::gram_terms(team, L, fusekit::detail::element_of<double>{pr.A.data()},
+                                                                        fusekit::detail::element_of<double>{pr.b.data()},
+                                                                        scaling));
   do {
     fusekit::detail::gram_gradient(team, pr.A.data(), pr.b.data(), L, point.data(), g.data());
   } while (fusekit::detail::descent_step(team, p, s, L, w.data(), previous.data(), point.data(),
-                                         fusekit::detail::element_of<double>{g.data()}));
+                                         fusekit::detail::element_of<double>{g.data()}, scaling));
   return s;
 }
 
@@ -131,6 +136,73 @@ TEST(PowerIteration, FindsTheLargestEigenvalue) {
   double const lambda = fusekit::detail::symmetric_power_iteration(serial_team{}, A.data(), 3, v.data(), u.data());
   EXPECT_NEAR(lambda, 4.0, 1e-9);
   EXPECT_LE(lambda, 4.0 * (1 + 1e-15));
+}
+
+// Slow but real progress is not a stall: λmin/λmax = 10^-7 makes gᵀg fall by
+// about 0.02% per window of 1000 iterations, far above the rounding floor, so
+// the fit runs to its budget and says so. (The rule before "stalled" meant at
+// the floor stopped it after the first window.)
+TEST(DescentStep, SlowProgressRunsToTheBudgetInsteadOfStalling) {
+  diagonal_problem const pr({1.0, 1e-7}, {1.0, 1.0});
+  std::vector<double> w;
+  auto const s = descend(pr, params(1.0, 1e-300, 20000, false), w);
+  EXPECT_EQ(s.report.status, fit_status::max_iterations);
+  EXPECT_EQ(s.report.rule, fusekit::stop_rule::max_iterations);
+  EXPECT_EQ(s.report.iterations, 20000);
+  EXPECT_NEAR(w[1], -std::expm1(20000 * std::log1p(-1e-7)) / 1e-7, 1e-6);  // still moving along the slow axis
+}
+
+// Conjugate gradients on a diagonal A with k distinct eigenvalues end in k
+// iterations (exact arithmetic; here to rounding), from any right-hand side;
+// with the Jacobi preconditioner M A = I, so in one.
+descent_state<double> conjugate(const diagonal_problem& pr, descent_params<double> p, bool jacobi,
+                                std::vector<double>& w) {
+  serial_team const team;
+  std::int64_t const L = pr.L;
+  p.method = fusekit::gd_method::conjugate_gradient;
+  p.jacobi = jacobi;
+  w.assign(static_cast<std::size_t>(L), 0.0);
+  std::vector<double> r(w.size()), d(w.size()), q(w.size());
+  fusekit::detail::descent_begin(team, p, 0, L, w.data(), r.data(), d.data());
+  auto const m = fusekit::detail::make_scaling(p, static_cast<const double*>(pr.A.data()), L + 1);
+  auto s = descent_state<double>::start(
+      p, fusekit::detail::gram_terms(team, L, fusekit::detail::element_of<double>{pr.A.data()},
+                                     fusekit::detail::element_of<double>{pr.b.data()}, m));
+  do {
+    fusekit::detail::gram_product(team, pr.A.data(), L, d.data(), q.data());
+  } while (fusekit::detail::cg_step(team, p, s, L, w.data(), r.data(), d.data(),
+                                    fusekit::detail::element_of<double>{q.data()},
+                                    fusekit::detail::element_of<double>{pr.b.data()}, m));
+  return s;
+}
+
+TEST(ConjugateGradientStep, EndsInAsManyIterationsAsDistinctEigenvalues) {
+  diagonal_problem const pr({1, 4, 2, 4, 1, 2, 4}, {0.3, -1.2, 2.0, 0.7, -0.4, 1.1, 0.25});  // eigenvalues 1, 2, 4
+  std::vector<double> w;
+  auto const s = conjugate(pr, params(0.0, 1e-24, 100, false), false, w);
+  EXPECT_EQ(s.report.status, fit_status::converged);
+  EXPECT_EQ(s.report.iterations, 3);
+  for (std::int64_t i = 0; i < pr.L; ++i) { EXPECT_NEAR(w[i], pr.b[i] / pr.A[i * pr.L + i], 1e-13) << i; }
+  auto const one = conjugate(pr, params(0.0, 1e-24, 100, false), true, w);
+  EXPECT_EQ(one.report.status, fit_status::converged);
+  EXPECT_EQ(one.report.iterations, 1);
+  for (std::int64_t i = 0; i < pr.L; ++i) { EXPECT_NEAR(w[i], pr.b[i] / pr.A[i * pr.L + i], 1e-15) << i; }
+}
+
+// CG's budget counts updates, and an unreachable tolerance ends at the
+// rounding floor (stalled), within a few windows.
+TEST(ConjugateGradientStep, BudgetAndRoundingFloor) {
+  diagonal_problem const pr({1, 3, 7, 20, 50}, {1, 0.3, 0.7, 2, 0.9});
+  std::vector<double> w;
+  auto const budget = conjugate(pr, params(0.0, 1e-300, 2, false), false, w);
+  EXPECT_EQ(budget.report.status, fit_status::max_iterations);
+  EXPECT_EQ(budget.report.iterations, 2);
+  auto p = params(0.0, 1e-300, 1000000, false);
+  p.stall_window = 10;
+  auto const floor = conjugate(pr, p, false, w);
+  EXPECT_EQ(floor.report.status, fit_status::stalled);
+  EXPECT_EQ(floor.report.rule, fusekit::stop_rule::rounding_floor);
+  EXPECT_LT(floor.report.iterations, 100);
 }
 
 }  // namespace

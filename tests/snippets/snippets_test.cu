@@ -147,6 +147,13 @@ void train_header(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> 
   (void)r;
 }
 
+void train_recommended(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> W) {
+  // snippet: README.md
+  fusekit::fit_report r = fusekit::fit(fusekit::cpu{}, X, Y, W, fusekit::gd_options::recommended());
+  // end snippet
+  EXPECT_TRUE(r.all_converged());
+}
+
 void train_cuh_workspace(cudaStream_t stream, std::int64_t K, std::int64_t L, std::int64_t N,
                          const fusekit::gd_options& options, cmatrix<float> X, cmatrix<float> Y,
                          fusekit::matrix<float> W, span<std::byte> ws) {
@@ -164,13 +171,14 @@ void linear_association_header(cudaStream_t stream, std::int64_t L, std::int64_t
                                cmatrix<float> d_Y) {
   // snippet: include/fusekit/linear_association.hpp
   fusekit::linear_association<double> net(L, N);            // W: N × L zeros, on the host
-  net.options().method = fusekit::gd_method::nesterov;
+  net.options().max_iterations = 1000;                       // options: gd_options::recommended()
   fusekit::fit_report r = net.fit(X, Y);                     // X: K × L, Y: K × N
   net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ
   // end snippet
   (void)r;
   // snippet: include/fusekit/linear_association.hpp
-  fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, {}, fusekit::cuda{stream});
+  fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, fusekit::gd_options::recommended(),
+                                                              fusekit::cuda{stream});
   gpu_net.fit(d_X, d_Y);                                     // device views; include <fusekit/train.cuh>
   // end snippet
 }
@@ -208,6 +216,8 @@ TEST(Snippets, CpuSnippetsRun) {
   train_header(cmatrix<double>(p.X.data(), 50, 4), cmatrix<double>(p.Y.data(), 50, 2), fusekit::matrix<double>(W.data(), 2, 4),
                fusekit::matrix<double>(Y_hat.data(), 50, 2));
   for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], p.Y[i], 1e-3); }
+  train_recommended(cmatrix<double>(p.X.data(), 50, 4), cmatrix<double>(p.Y.data(), 50, 2),
+                    fusekit::matrix<double>(W.data(), 2, 4));
 }
 
 TEST(Snippets, GpuSnippetsRun) {

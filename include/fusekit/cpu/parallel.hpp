@@ -81,6 +81,26 @@ FUSEKIT_TARGET_AVX2 auto call_avx2(const F& f) {
 }
 #endif
 
+#if FUSEKIT_CPU_DISPATCH
+/// f() compiled for AVX2 without FMA: vectors twice as wide as the baseline's,
+/// and no fused multiply-add to contract into, so `a + x·y` keeps its two
+/// roundings and the baseline's bits.
+template <class F>
+__attribute__((target("avx2"))) auto call_avx2_without_fma(const F& f) {
+  return f();
+}
+#endif
+
+/// f(), compiled for AVX2 (without FMA) when this CPU has it: for loops whose
+/// bits must not depend on the CPU.
+template <class F>
+auto isa_dispatch_same_bits(const F& f) {
+#if FUSEKIT_CPU_DISPATCH
+  if (cpu_has_avx2_fma()) { return call_avx2_without_fma(f); }
+#endif
+  return f();
+}
+
 /// f(), compiled for AVX2+FMA when this CPU has them (see the file comment).
 template <class F>
 auto isa_dispatch(const F& f) {

@@ -19,7 +19,9 @@
 ///   each output's state on the device. Iterations run in batches of
 ///   `train_tuning::batch_iterations` — the first launched one by one, the
 ///   others replayed from a CUDA graph — and the host reads how many outputs
-///   still run after each batch's last step only.
+///   still run after each batch's last step only. Conjugate gradients run
+///   the same way: Gram CG with one GEMM (A·d) per iteration, CGLS with two
+///   (X·d, then Xᵀρ) around the update of the rows' residual.
 ///
 /// `fit` returns a host report, so it synchronizes the policy's stream.
 ///
@@ -64,6 +66,7 @@ template <> struct backend_available<fit_tag, cuda> : std::true_type {};
 template <> struct backend_available<predict_tag, cuda> : std::true_type {};
 
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
+/// Every fit makes both: the stopping rules read ‖A‖, diag(A) and b_n.
 /// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.
 template <class T>
 void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A, T* B) {
@@ -103,24 +106,26 @@ void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, ma
 template <class T>
 struct fit_buffers {
   stream_buffer<std::byte> cublas_workspace;  ///< cuBLAS's (train_tuning::cublas_workspace_bytes)
-  stream_buffer<T> A, B;                   ///< XᵀX; YᵀX (Gram)
+  stream_buffer<T> A, B;                   ///< XᵀX; YᵀX
   stream_buffer<double> power;             ///< the power iteration's two vectors and λ
   stream_buffer<output_report> reports;    ///< single launch
   stream_buffer<T> D, previous, point, G;  ///< cuBLAS path: residual (direct), iterates, gradients
+  stream_buffer<T> Q;                      ///< cuBLAS path, CGLS: X·Pᵀ (K × N)
   stream_buffer<descent_state<T>> states;  ///< cuBLAS path
   stream_buffer<int> running;              ///< cuBLAS path
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
-              bool automatic_rate, bool single, std::int64_t cublas_bytes)
+              bool automatic_rate, bool single, std::int64_t cublas_bytes, bool cgls = false)
       : cublas_workspace(policy, cublas_bytes, arena),
-        A(policy, gram || automatic_rate ? L * L : 0, arena),
-        B(policy, gram ? N * L : 0, arena),
+        A(policy, L * L, arena),
+        B(policy, N * L, arena),
         power(policy, automatic_rate ? 2 * L + 1 : 0, arena),
         reports(policy, single ? N : 0, arena),
         D(policy, single || gram ? 0 : K * N, arena),
         previous(policy, single ? 0 : N * L, arena),
         point(policy, single ? 0 : N * L, arena),
         G(policy, single ? 0 : N * L, arena),
+        Q(policy, cgls ? K * N : 0, arena),
         states(policy, single ? 0 : N, arena),
         running(policy, single ? 0 : 1, arena) {}
 };
@@ -158,18 +163,26 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   const T* const A = buf.A.get();
-  const T* const B = gram ? buf.B.get() : nullptr;
+  const T* const B = buf.B.get();
   int const block = train_block_size(L, tuning.max_block_threads);
   launch(begin_outputs_kernel<T>, N, block, 0, stream, buf.states.get(), W.data_handle(), buf.previous.get(),
-         buf.point.get(), L, p);
+         buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p);
 
   // One batch: `iterations` steps; only the last counts the outputs still running.
+  bool const cgls = !gram && p.method == gd_method::conjugate_gradient;
   auto const enqueue_batch = [&](cudaStream_t s, std::int64_t iterations) {
     cublasHandle_t const h = cublas.on(s);
     FUSEKIT_CUDA_TRY(cudaMemsetAsync(buf.running.get(), 0, sizeof(int), s));
     const T* x = X.data_handle();
     for (std::int64_t b = 0; b < iterations; ++b) {
-      if (gram) {
+      if (cgls) {
+        // Q = X Pᵀ (K × N) as Qᶜ = Pᶜᵀ Xᶜ; the rows' residual ρ (in D); Gᶜ (L × N) = Xᶜ ρᶜᵀ: r = Xᵀρ.
+        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), buf.point.get(), L, x, L, T(0), buf.Q.get(), N);
+        launch(cgls_rows_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(),
+               static_cast<const T*>(buf.point.get()), static_cast<const T*>(buf.Q.get()), buf.D.get(),
+               Y.data_handle(), K, N, L);
+        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
+      } else if (gram) {
         // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the step subtracts b_n.
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, buf.point.get(), L, T(0), buf.G.get(), L);
       } else {
@@ -180,16 +193,20 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
       }
       launch(step_outputs_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(), buf.previous.get(),
-             buf.point.get(), static_cast<const T*>(buf.G.get()), B, L, p,
+             buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p,
              b + 1 == iterations ? buf.running.get() : nullptr);
     }
   };
 
   std::int64_t const check_every = tuning.batch_iterations;
+  // CG's calls that update nothing (its start, and the check of b − A w that
+  // follows an update meeting a tolerance; detail/conjugate_gradient.hpp) come
+  // on top of the updates: at most one per update, and one more.
+  std::int64_t const calls = p.method == gd_method::conjugate_gradient ? 2 * p.max_iterations + 1 : p.max_iterations;
   captured_graph full_batch;
   int running_host = 1;
-  for (std::int64_t done = 0; done < p.max_iterations && running_host > 0;) {
-    std::int64_t const batch = p.max_iterations - done < check_every ? p.max_iterations - done : check_every;
+  for (std::int64_t done = 0; done < calls && running_host > 0;) {
+    std::int64_t const batch = calls - done < check_every ? calls - done : check_every;
     if (batch == check_every && done > 0) {  // the first batch also warms cuBLAS up before a capture
       if (full_batch.empty()) {
         full_batch.capture([&](cudaStream_t s) { enqueue_batch(s, check_every); });
@@ -257,7 +274,7 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
   bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
   for (bool single : {false, gram}) {
     fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single,
-                                  t.train.cublas_workspace_bytes);
+                                  t.train.cublas_workspace_bytes, !gram && o.method == gd_method::conjugate_gradient);
     arena.release(0);
   }
   return arena.bytes_needed();
@@ -311,24 +328,28 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
                                                   std::to_string(L) + " is too large on this device");
   }
   bool const gram = single || formulation == gd_formulation::gram;
+  bool const cgls = !gram && o.method == gd_method::conjugate_gradient;
   fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single,
-                           tuning.cublas_workspace_bytes);
+                           tuning.cublas_workspace_bytes, cgls);
 
   cublas_context const cublas{cublas_handle(), buf.cublas_workspace.get(),
                               static_cast<std::size_t>(tuning.cublas_workspace_bytes)};
-  if (gram || !o.learning_rate) { make_gram(cublas, buf.A.get(), gram ? buf.B.get() : nullptr); }
+  make_gram(cublas, buf.A.get(), buf.B.get());
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
-  if (!o.learning_rate) {
+  if (!o.learning_rate && o.method != gd_method::conjugate_gradient) {
     double* const power = buf.power.get();
     launch(power_iteration_kernel<T>, 1, train_block_size(L, tuning.power_iteration_max_threads), 0, stream,
-           static_cast<const T*>(buf.A.get()), L, power, power + L, power + 2 * L);
+           static_cast<const T*>(buf.A.get()), L, power, power + L, power + 2 * L,
+           o.preconditioner == gd_preconditioner::jacobi);
     double lambda = 0;
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     learning_rate = automatic_learning_rate<T>(lambda);
   }
-  descent_params<T> const p = make_descent_params<T>(o, learning_rate);
+  descent_params<T> const p = make_descent_params<T>(
+      o, learning_rate,
+      gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L));
 
   fit_report report;
   report.learning_rate = learning_rate;

@@ -8,6 +8,7 @@
 
 #include <fusekit/cuda/launch.cuh>
 #include <fusekit/cuda/team.cuh>
+#include <fusekit/detail/conjugate_gradient.hpp>
 #include <fusekit/detail/descent.hpp>
 #include <fusekit/detail/power_iteration.hpp>
 #include <fusekit/detail/train_checks.hpp>
@@ -20,12 +21,13 @@
 namespace fusekit {
 namespace detail {
 
-/// λ of the symmetric L × L matrix A into *lambda, by one block; v and u are L doubles of scratch each.
+/// λ of the symmetric L × L matrix A (of M^½ A M^½ with `jacobi`) into
+/// *lambda, by one block; v and u are L doubles of scratch each.
 template <class T>
-__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda) {
+__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda, bool jacobi) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
-  double const result = symmetric_power_iteration(team, A, L, v, u);
+  double const result = symmetric_power_iteration(team, A, L, v, u, jacobi);
   if (team.leader()) { *lambda = result; }
 }
 
@@ -56,44 +58,91 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
     w[i] = W[n * L + i];
   });
   descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
-  auto s = descent_state<T>::start(p);
-  do {
-    gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
-  } while (descent_step(team, p, s, L, w, previous, point, [&](std::int64_t i) { return g[i]; }));
+  auto const m = make_scaling(p, static_cast<const T*>(a), L + 1);
+  auto s = descent_state<T>::start(p, gram_terms(team, L, element_of<T>{a}, element_of<T>{b}, m));
+  if (p.method == gd_method::conjugate_gradient) {
+    do {
+      gram_product(team, a, L, point, g);  // q = A·d; d is `point`, r is `previous`
+    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m));
+  } else {
+    do {
+      gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
+    } while (descent_step(team, p, s, L, w, previous, point, element_of<T>{g}, m));
+  }
   team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
   if (team.leader()) { reports[n] = s.report; }
 }
 
 /// The cuBLAS path's per-output state, kept on the device between launches.
+/// A is XᵀX and B is YᵀX (both formulations); Y (K × N) is read by the direct
+/// formulation only (`gram` false), for ‖y_n‖.
 template <class T>
-__global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, std::int64_t L,
+__global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* A, const T* B,
+                                     const T* Y, std::int64_t K, std::int64_t N, std::int64_t L, bool gram,
                                      descent_params<T> p) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
   std::int64_t const n = blockIdx.x;
   descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
-  if (team.leader()) { states[n] = descent_state<T>::start(p); }
+  auto const m = make_scaling(p, A, L + 1);
+  element_of<T> const b{B + n * L};
+  output_terms terms;
+  if (gram) {
+    terms = gram_terms(team, L, element_of<T>{A}, b, m);
+  } else {
+    double const y2 = team.template sum<double>(K, [&](std::int64_t k) {
+      double const y = static_cast<double>(Y[k * N + n]);
+      return y * y;
+    });
+    terms = direct_terms(team, L, b, m, y2);
+  }
+  if (team.leader()) { states[n] = descent_state<T>::start(p, terms); }
 }
 
-/// One descent step of every running output, after G holds A·point (Gram: the
-/// gradient is G − B) or the gradient itself (direct: B is null); row n of each
-/// matrix is output n. `running` (when not null) counts the outputs that go on.
+/// One step of every running output, after G holds A·point (Gram: the
+/// gradient is G − B; CG takes G itself as A·d) or the gradient itself
+/// (direct: `gram` false); row n of each matrix is output n. `running` (when
+/// not null) counts the outputs that go on.
 template <class T>
-__global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* B,
-                                    std::int64_t L, descent_params<T> p, int* running) {
+__global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* A,
+                                    const T* B, bool gram, std::int64_t L, descent_params<T> p, int* running) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
   std::int64_t const n = blockIdx.x;
   descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
   if (!s.running) { return; }      // uniform across the block
   const T* const gn = G + n * L;
-  const T* const bn = B != nullptr ? B + n * L : nullptr;
-  bool const goes_on = descent_step(team, p, s, L, W + n * L, previous + n * L, point + n * L,
-                                    [&](std::int64_t i) { return bn != nullptr ? gn[i] - bn[i] : gn[i]; });
+  const T* const bn = B + n * L;
+  auto const m = make_scaling(p, A, L + 1);
+  bool goes_on = false;
+  if (p.method == gd_method::conjugate_gradient && gram) {
+    goes_on = cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
+  } else if (p.method == gd_method::conjugate_gradient) {  // CGLS: G holds r = Xᵀρ (cgls_rows_kernel ran first)
+    goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m);
+  } else {
+    goes_on = descent_step(team, p, s, L, W + n * L, previous + n * L, point + n * L,
+                           [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
+  }
   if (team.leader()) {  // after the step's last sync: every member has read states[n]
     states[n] = s;
     if (goes_on && running != nullptr) { atomicAdd(running, 1); }
   }
+}
+
+/// CGLS's update of every running output's rows residual (ρ: R, K × N,
+/// column n for output n), after Q (K × N) holds X·Pᵀ; it runs before the
+/// GEMM that makes Xᵀρ and the step (detail/conjugate_gradient.hpp).
+template <class T>
+__global__ void cgls_rows_kernel(descent_state<T>* states, T* W, const T* point, const T* Q, T* R, const T* Y,
+                                 std::int64_t K, std::int64_t N, std::int64_t L) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  std::int64_t const n = blockIdx.x;
+  descent_state<T> s = states[n];
+  if (!s.running) { return; }  // uniform across the block
+  cgls_rows(team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
+            [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
+  if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
 }
 
 /// Threads per output in the iteration kernels: a warp per 32 unknowns, up to the tuning's cap.

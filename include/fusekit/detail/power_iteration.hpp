@@ -43,13 +43,20 @@ FUSEKIT_HD double power_iteration(const Team& team, std::int64_t L, double* v, d
   return lambda;
 }
 
-/// λ of a symmetric L × L matrix A (XᵀX), by `power_iteration`.
+/// λ of a symmetric L × L matrix A (XᵀX), by `power_iteration`; with `jacobi`,
+/// of M^½ A M^½, M = diag(A)⁻¹ (0 for a zero diagonal entry): the matrix that
+/// scaled gradient descent sees.
 template <class T, class Team>
-FUSEKIT_HD double symmetric_power_iteration(const Team& team, const T* A, std::int64_t L, double* v, double* u) {
+FUSEKIT_HD double symmetric_power_iteration(const Team& team, const T* A, std::int64_t L, double* v, double* u,
+                                            bool jacobi = false) {
+  auto const scale = [&](std::int64_t i) {
+    return jacobi ? ::sqrt(static_cast<double>(jacobi_entry(A[i * L + i]))) : 1.0;
+  };
   return power_iteration(team, L, v, u, [&](const double* x, double* y) {
     team.template column_sums<double>(L, L, y, [&](std::int64_t j, std::int64_t i) {
-      return static_cast<double>(A[j * L + i]) * x[j];
+      return static_cast<double>(A[j * L + i]) * (scale(j) * x[j]);
     });
+    if (jacobi) { team.for_each(L, [&](std::int64_t i) { y[i] = scale(i) * y[i]; }); }
   });
 }
 

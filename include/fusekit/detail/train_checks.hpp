@@ -114,17 +114,26 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                     std::string(f) + ": learning_rate is " + describe_value(*o.learning_rate) +
                         "; it must be positive and finite in " + type + " (or unset for the automatic rate)");
   }
-  FUSEKIT_EXPECTS(representable(o.tolerance), std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
-                                                  "; it must be positive and finite in " + type);
+  bool const relative = is_finite(o.relative_tolerance) && o.relative_tolerance > 0;
+  FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && o.tolerance == 0.0 && !is_nan(o.tolerance)),
+                  std::string(f) + ": tolerance is " + describe_value(o.tolerance) + "; it must be positive and finite in " +
+                      type + (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
   FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations is " + std::to_string(o.max_iterations) +
                                              "; it must be at least 1");
   FUSEKIT_EXPECTS(o.stall_window >= 1, std::string(f) + ": stall_window is " + std::to_string(o.stall_window) +
                                            "; it must be at least 1");
   FUSEKIT_EXPECTS(o.progress_every >= 1, std::string(f) + ": progress_every is " + std::to_string(o.progress_every) +
                                              "; it must be at least 1");
-  FUSEKIT_EXPECTS(o.method == gd_method::plain || o.method == gd_method::nesterov,
+  FUSEKIT_EXPECTS(o.method == gd_method::plain || o.method == gd_method::nesterov ||
+                      o.method == gd_method::conjugate_gradient,
                   std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
-                      ", not a gd_method (plain or nesterov)");
+                      ", not a gd_method (plain, nesterov or conjugate_gradient)");
+  FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi,
+                  std::string(f) + ": preconditioner is " + std::to_string(static_cast<int>(o.preconditioner)) +
+                      ", not a gd_preconditioner (none or jacobi)");
+  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1,
+                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
+                      "; it must be 0 (off) or in (0, 1)");
   FUSEKIT_EXPECTS(o.formulation == gd_formulation::automatic || o.formulation == gd_formulation::direct ||
                       o.formulation == gd_formulation::gram,
                   std::string(f) + ": formulation is " + std::to_string(static_cast<int>(o.formulation)) +
