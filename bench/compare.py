@@ -159,7 +159,8 @@ def train_tables(fk, peers):
     out = []
     mine_variant = {"cpu": "plain_gram", "gpu": "plain_single_launch"}
     for backend in ("cpu", "gpu"):
-        names = sorted({k[1] for k in peers if k[0] == backend})
+        # The loops; lstsq, which is no loop, has its own table (least_squares_tables).
+        names = sorted({k[1] for k in peers if k[0] == backend and not k[1].endswith("_lstsq")})
         cases = sorted({(k[2], k[3]) for k in fk if k[0] == backend and k[1] == mine_variant[backend]})
         if not cases:
             continue

@@ -67,9 +67,26 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<C>&
         bool const is_a = r < L;
         std::int64_t const from = is_a ? r : 0;
         C* const out = is_a ? a + r * L : bm + (r - L) * L;
+        auto const weight = [&](std::int64_t k) { return static_cast<C>(is_a ? x[k * L + r] : y[k * N + (r - L)]); };
         isa_dispatch_same_bits([&]() FUSEKIT_LAMBDA_INLINE {
-          for (std::int64_t k = k0; k < k1; ++k) {
-            C const sk = static_cast<C>(is_a ? x[k * L + r] : y[k * N + (r - L)]);
+          std::int64_t k = k0;
+          // Four rows per pass over out: the same additions in the same order,
+          // out[j] kept in a register between them.
+          for (; k + 4 <= k1; k += 4) {
+            C const s0 = weight(k), s1 = weight(k + 1), s2 = weight(k + 2), s3 = weight(k + 3);
+            const T* const x0 = x + k * L;
+            const T* const x1 = x0 + L;
+            const T* const x2 = x1 + L;
+            const T* const x3 = x2 + L;
+            for (std::int64_t j = from; j < L; ++j) {
+              C v = out[j] + s0 * static_cast<C>(x0[j]);
+              v = v + s1 * static_cast<C>(x1[j]);
+              v = v + s2 * static_cast<C>(x2[j]);
+              out[j] = v + s3 * static_cast<C>(x3[j]);
+            }
+          }
+          for (; k < k1; ++k) {
+            C const sk = weight(k);
             const T* const xk = x + k * L;
             for (std::int64_t j = from; j < L; ++j) { out[j] = out[j] + sk * static_cast<C>(xk[j]); }
           }
