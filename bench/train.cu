@@ -105,8 +105,7 @@ void report(benchmark::State& state, const fusekit::fit_report& r, double second
 // ---- CPU ---------------------------------------------------------------------
 
 template <class T>
-void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m,
-                gd_formulation f, std::int64_t fixed) {
+void cpu_fit_to_state(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o) {
   auto const& p = get_problem<T>(K, L, N);
   std::vector<T> W(N * L);
   fusekit::fit_report r;
@@ -114,24 +113,21 @@ void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
   for (auto _ : state) {
     fusekit::bench::host_timer const timer(seconds);
     r = fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), K, L), cmatrix<T>(p.Y.data(), K, N),
-                     fusekit::matrix<T>(W.data(), N, L), options<T>(m, f, fixed));
+                     fusekit::matrix<T>(W.data(), N, L), o);
   }
   report(state, r, seconds);
 }
 
-// The recommended method to convergence (rel_tolerance 1e-12, no absolute rule).
+template <class T>
+void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m,
+                gd_formulation f, std::int64_t fixed) {
+  cpu_fit_to_state<T>(state, K, L, N, options<T>(m, f, fixed));
+}
+
+// The recommended method to convergence (relative tolerance alone).
 template <class T>
 void BM_cpu_recommended(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N) {
-  auto const& p = get_problem<T>(K, L, N);
-  std::vector<T> W(N * L);
-  fusekit::fit_report r;
-  double seconds = 0;
-  for (auto _ : state) {
-    fusekit::bench::host_timer const timer(seconds);
-    r = fusekit::fit(fusekit::cpu{}, cmatrix<T>(p.X.data(), K, L), cmatrix<T>(p.Y.data(), K, N),
-                     fusekit::matrix<T>(W.data(), N, L), fusekit::gd_options::recommended());
-  }
-  report(state, r, seconds);
+  cpu_fit_to_state<T>(state, K, L, N, fusekit::gd_options::recommended());
 }
 
 // Raw-unit data (tabular sizes): status, iterations and ‖W − W*‖/‖W*‖ of a

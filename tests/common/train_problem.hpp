@@ -18,6 +18,19 @@ struct problem {
   std::vector<T> X, Y, W_true;
 };
 
+/// Y = X W_trueᵀ plus `noise` times `normal(gen)`, summed in double.
+template <class T, class Gen>
+void fill_targets(problem<T>& p, Gen& gen, std::normal_distribution<double>& normal, double noise) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * p.W_true[n * L + l]; }
+      p.Y[k * N + n] = static_cast<T>(s + noise * normal(gen));
+    }
+  }
+}
+
 /// X with N(0, 1) entries (well conditioned when K ≫ L), or uniform [0, 1) as
 /// in the user's case; Y = X W_trueᵀ plus optional noise.
 template <class T>
@@ -29,13 +42,7 @@ problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uin
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   for (auto& x : p.X) { x = static_cast<T>(uniform_x ? uniform(gen) : normal(gen)); }
   for (auto& w : p.W_true) { w = static_cast<T>(normal(gen)); }
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * p.W_true[n * L + l]; }
-      p.Y[k * N + n] = static_cast<T>(s + noise * normal(gen));
-    }
-  }
+  fill_targets(p, gen, normal, noise);
   return p;
 }
 
@@ -46,8 +53,8 @@ problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uin
 /// noise (a correlated pair); the last column is all ones (the intercept);
 /// with `zero_column`, column 1 is all zeros. W_true's entries are N(0, 1)/s_l,
 /// so every feature contributes alike, and Y = X W_trueᵀ + noise. XᵀX has a
-/// condition number around 10^14 (units) and its Jacobi-scaled form around
-/// 10^4–10^5 (offsets and pairs).
+/// condition number around 10^17 (units; NumPy's cond) and its Jacobi-scaled
+/// form 2·10^6 (L = 11) to 8·10^7 (L = 256), from the offsets and the pairs.
 template <class T>
 problem<T> make_raw_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed, double noise,
                             bool zero_column = false) {
@@ -73,13 +80,7 @@ problem<T> make_raw_problem(std::int64_t K, std::int64_t L, std::int64_t N, std:
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t l = 0; l < L; ++l) { p.W_true[n * L + l] = static_cast<T>(normal(gen) / scale[l]); }
   }
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(p.X[k * L + l]) * p.W_true[n * L + l]; }
-      p.Y[k * N + n] = static_cast<T>(s + noise * normal(gen));
-    }
-  }
+  fill_targets(p, gen, normal, noise);
   return p;
 }
 
