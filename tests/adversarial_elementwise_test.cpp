@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -324,6 +325,27 @@ TEST(AdversarialTransform, ThreadCountsOutOfRange) {
                   {"fusekit::cpu", "threads is -1"}, out);
   fusekit::transform(fusekit::cpu{INT_MAX}, span<float>(out), fusekit::tanh_activate{}, span<const float>(in));
   for (float v : out) { ASSERT_EQ(v, fusekit::tanh_activate{}(0.5f)); }
+}
+
+// An op that throws calls std::terminate, serially (n = 100) and inside the
+// OpenMP region (2^20) alike: the contract elementwise.hpp states.
+struct throws_above {
+  float limit;
+  FUSEKIT_HD float operator()(float a) const {
+    if (a > limit) { throw std::runtime_error("op gave up"); }
+    return a;
+  }
+};
+
+TEST(AdversarialTransformDeathTest, AThrowingOpTerminatesAtEverySize) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t n : {std::size_t{100}, std::size_t{1} << 20}) {
+    std::vector<float> x(n, 1.0f), y(n);
+    x[n - 1] = 5.0f;
+    EXPECT_DEATH(fusekit::transform(fusekit::cpu{}, span<float>(y), throws_above{2.0f}, span<const float>(x)),
+                 "terminate")
+        << n;
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,50 @@ TEST(AdversarialSum, TransformReduceDefaultsToTheDeterministicTree) {
   // And sum's default too.
   float const sum_default = fusekit::sum(fusekit::cpu{}, span<const float>(a));
   EXPECT_EQ(sum_default, fusekit::sum(fusekit::cpu{}, span<const float>(a), reduce_algorithm::deterministic));
+}
+
+// ---- an op that throws -------------------------------------------------------
+// The contract (reduce.hpp): an op must not throw, and one that does calls
+// std::terminate on every algorithm and size, the serial small calls included
+// (cub at n = 100 used to pass the exception through, every other case ended
+// the process from inside an OpenMP region).
+struct throws_past {
+  float limit;
+  FUSEKIT_HD float operator()(float a, float b) const {
+    if (b > limit) { throw std::runtime_error("op gave up"); }
+    return a < b ? b : a;
+  }
+};
+struct throws_on {
+  float limit;
+  FUSEKIT_HD float operator()(float a) const {
+    if (a > limit) { throw std::runtime_error("op gave up"); }
+    return a;
+  }
+};
+
+TEST(AdversarialOpDeathTest, AThrowingOpTerminatesOnEveryAlgorithmAndSize) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent has OpenMP threads
+  for (std::size_t n : {std::size_t{100}, std::size_t{1} << 20}) {
+    std::vector<float> x(n, 1.0f);
+    x[n / 2] = 5.0f;  // the op throws there
+    span<const float> const in(x);
+    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      EXPECT_DEATH(
+          {
+            float out = 0;
+            fusekit::reduce(fusekit::cpu{}, in, &out, throws_past{2.0f}, 0.0f, a);
+          },
+          "terminate")
+          << "reduce, n " << n << ", " << fusekit::to_string(a);
+    }
+    for (auto a : fusekit::all_reduce_algorithms) {
+      EXPECT_DEATH((void)fusekit::transform_reduce(fusekit::cpu{}, a, fusekit::accumulate_in<float>{},
+                                                   throws_on{2.0f}, in),
+                   "terminate")
+          << "transform_reduce, n " << n << ", " << fusekit::to_string(a);
+    }
+  }
 }
 
 }  // namespace

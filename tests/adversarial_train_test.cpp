@@ -9,6 +9,7 @@
 // eigenvalue, the divergence threshold, the uniform start and the automatic
 // formulation's boundary.
 #include <fusekit/fusekit.hpp>
+#include <fusekit/linear_association.hpp>
 
 #include "common/test_support.hpp"
 #include "common/train_problem.hpp"
@@ -487,6 +488,59 @@ TEST(AdversarialPredict, EmptyShapesAndBadViews) {
   EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(X.data(), 1, 4), cmatrix<double>(W.data(), 1, 4),
                                 fusekit::matrix<double>(odd, 1, 1)),
                fusekit::invalid_argument);
+}
+
+// Extents whose element count wraps int64: K·L of 2^62 × 4 is 0 modulo 2^64,
+// which let null views through to a segfault. Every count is now checked for
+// overflow, naming the matrix, before anything is read.
+TEST(AdversarialPredict, ExtentsWhoseProductWrapsAreRejected) {
+  std::int64_t const huge = std::int64_t{1} << 62;
+  std::vector<double> W(8, 1.0);
+  try {
+    fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, huge, 4), cmatrix<double>(W.data(), 2, 4),
+                     fusekit::matrix<double>(nullptr, huge, 2));
+    ADD_FAILURE() << "accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("than a 64-bit address space holds"), std::string::npos) << e.what();
+  }
+  std::vector<double> Y(4, 1.0);
+  EXPECT_THROW(fusekit::fit(fusekit::cpu{}, cmatrix<double>(nullptr, huge, 4), cmatrix<double>(nullptr, huge, 1),
+                            fusekit::matrix<double>(W.data(), 1, 4)),
+               fusekit::invalid_argument);
+  // A count that fits int64 but whose bytes do not (2^61 doubles).
+  EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, std::int64_t{1} << 59, 4),
+                                cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(nullptr, std::int64_t{1} << 59, 2)),
+               fusekit::invalid_argument);
+  // inputs × outputs that wraps: the model had no storage.
+  EXPECT_THROW((fusekit::linear_association<float>(std::int64_t{1} << 32, std::int64_t{1} << 32)),
+               fusekit::invalid_argument);
+}
+
+// A warm start reads W, so W must be finite; any other start overwrites W,
+// so a non-finite W is fine there.
+TEST(AdversarialFit, WarmStartNeedsFiniteWeightsOtherStartsDoNot) {
+  auto const p = fusekit::test::make_problem<double>(50, 3, 2, 3, false, 0.0);
+  using cm = fusekit::matrix<const double>;
+  cm const X(p.X.data(), 50, 3), Y(p.Y.data(), 50, 2);
+  for (auto init : {fusekit::gd_init::warm_start, fusekit::gd_init::zeros, fusekit::gd_init::uniform}) {
+    std::vector<double> W(6, 0.5);
+    W[4] = std::numeric_limits<double>::quiet_NaN();
+    fusekit::gd_options o;
+    o.init = init;
+    o.max_iterations = 20;
+    if (init == fusekit::gd_init::warm_start) {
+      try {
+        (void)fusekit::fit(fusekit::cpu{}, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o);
+        ADD_FAILURE() << "a NaN warm start was accepted";
+      } catch (const fusekit::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("W (the warm start) has 1 non-finite"), std::string::npos) << e.what();
+      }
+    } else {
+      auto const r = fusekit::fit(fusekit::cpu{}, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o);
+      EXPECT_EQ(r.outputs.size(), 2u);
+      for (double w : W) { EXPECT_TRUE(fusekit::detail::is_finite(w)); }
+    }
+  }
 }
 
 }  // namespace

@@ -58,4 +58,16 @@ TEST(Containers, TransformReduceTakesContainers) {
             want);
 }
 
+// Empty containers: no data() is asked of them (thrust's is &front(), which
+// UBSan flags on an empty vector), and the calls see empty views.
+TEST(Containers, EmptyHostVectorsAreEmptyViews) {
+  thrust::host_vector<float> const empty;
+  thrust::host_vector<float> out;
+  EXPECT_EQ(fusekit::sum(fusekit::cpu{}, empty), 0.0f);
+  EXPECT_EQ(fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, empty, empty), 0.0f);
+  fusekit::transform(fusekit::cpu{}, out, fusekit::tanh_activate{}, empty);
+  EXPECT_EQ(fusekit::detail::view_of(out).data(), nullptr);
+  EXPECT_EQ(fusekit::detail::const_view_of(empty).size(), 0u);
+}
+
 }  // namespace

@@ -45,7 +45,10 @@ namespace fusekit {
 /// \param out    float, double, `__half` or `__nv_bfloat16`; may be the very view of an
 ///               input of its element type (in place), else shares no byte with one
 /// \param op     called with one element of each input, in order; a `fuse(...)` of
-///               stages, a functor, or a lambda (`__host__ __device__` for both backends)
+///               stages, a functor, or a lambda (`__host__ __device__` for both backends).
+///               It must not throw: it runs in OpenMP regions and SIMD loops on the
+///               CPU (kernels on the GPU), so a throw calls `std::terminate`, at every
+///               size, as with `std::execution::par`
 /// \param ins    1 to 4 views of out's size, of float, double, the half types or integers
 /// \throws fusekit::invalid_argument for a null, misaligned, mis-sized or overlapping view,
 ///         before anything runs

@@ -22,9 +22,10 @@
 ///   move to the owner of their tile, and only the per-tile results travel
 ///   after that (detail/distributed_tree.hpp).
 /// * `naive_atomic`, `block_atomic` and `cub` reduce each shard as on one CPU,
-///   then `MPI_Allreduce` combines the P rank results (plus, or min and max):
-///   the single-process bound plus (P − 1)·u·Σ|rank results| for a sum, and
-///   bits that may change with P, the split and the MPI library.
+///   then every rank combines the P rank results with the op, in rank order
+///   (one MPI_Allgather): the same bits on every rank; for a sum, the
+///   single-process bound plus (P − 1)·u·Σ|rank results|, and bits that may
+///   change with P and the split.
 /// * `fit` with the Gram formulation sums XᵀX and YᵀX over each rank's rows,
 ///   then over the ranks in rank order (one gather and broadcast), and every
 ///   rank iterates the same L × L system: the same W and statuses on every
@@ -41,7 +42,20 @@
 /// **Errors are collective.** An argument that fails on any rank throws
 /// `fusekit::invalid_argument` on every rank, with the message of the lowest
 /// such rank and its number, before anything is computed or communicated
-/// further; no rank is left waiting. L and N must agree on every rank.
+/// further; no rank is left waiting. What a collective call computes must be
+/// the same call on every rank: the element and accumulator types, the op,
+/// the algorithm, init, every `gd_options` field (the progress callback's
+/// presence), L and N. One MPI_Allgather of these (`call_key`) per call
+/// checks them with the arguments; a rank that passes something else makes
+/// every rank throw `invalid_argument` naming that rank and value. (Without
+/// it, a tolerance that differs left a rank waiting forever, and a float
+/// shard beside double ones overran a buffer.) `fusekit::mpi{MPI_COMM_NULL}`
+/// is rejected before any MPI call, and a shard offset below −1, or a shard
+/// that ends past 2^63 − 1, is rejected on every rank.
+///
+/// **A progress callback that throws** on some ranks throws on all, at the
+/// same iteration: its own exception where it threw, `std::runtime_error`
+/// naming the rank elsewhere (one MPI_Allreduce per callback).
 
 #include <fusekit/fusekit.hpp>
 #include <fusekit/detail/distributed_tree.hpp>
@@ -57,7 +71,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -115,10 +132,85 @@ inline int mpi_size(MPI_Comm comm) {
   return s;
 }
 
-/// Runs this rank's argument checks; if any rank's failed, every rank throws
-/// the lowest failing rank's message (one MPI_Allreduce when all pass).
+/// An FNV-1a hash of a string: the same on every rank of one program.
+constexpr std::int64_t text_hash(const char* s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (; *s != 0; ++s) { h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull; }
+  return static_cast<std::int64_t>(h);
+}
+
+/// A code for the type T (its name as the compiler spells it, hashed): the
+/// same on every rank of one program, different for float and double.
+template <class T>
+std::int64_t type_code() {
+#if defined(__GNUC__) || defined(__clang__)
+  return text_hash(__PRETTY_FUNCTION__);
+#else
+  return text_hash(__FUNCSIG__);
+#endif
+}
+
+/// What every rank of a collective call must pass alike: the function, the
+/// element and accumulator types, the op, the algorithm, init, the options, L
+/// and N, as up to `capacity` named values. Its size does not depend on the
+/// types, so ranks that call with different types still exchange it safely.
+struct call_key {
+  static constexpr int capacity = 24;
+  const char* names[capacity] = {};
+  std::int64_t values[capacity] = {};
+  int count = 0;
+
+  explicit call_key(const char* function) { add("function called", text_hash(function)); }
+
+  /// A value that must agree (integers, enums, or a value's bits).
+  template <class V>
+  call_key& add(const char* name, const V& v) {
+    std::int64_t bits = 0;
+    if constexpr (std::is_enum_v<V> || std::is_integral_v<V>) {
+      bits = static_cast<std::int64_t>(v);
+    } else {
+      static_assert(sizeof(V) <= sizeof(bits) && std::is_trivially_copyable_v<V>, "a value of at most 8 bytes");
+      std::memcpy(&bits, &v, sizeof(V));
+    }
+    if (count == capacity) { throw std::logic_error("fusekit::mpi: call_key holds at most 24 values"); }
+    names[count] = name;
+    values[count] = bits;
+    ++count;
+    return *this;
+  }
+};
+
+/// The options every rank of a fit must share (a callback's presence, not its target).
+inline void add_options(call_key& key, const gd_options& o) {
+  key.add("learning_rate", o.learning_rate.has_value() ? *o.learning_rate : -1.0)
+      .add("tolerance", o.tolerance)
+      .add("relative_tolerance", o.relative_tolerance)
+      .add("max_iterations", o.max_iterations)
+      .add("init", o.init)
+      .add("seed", o.seed)
+      .add("method", o.method)
+      .add("formulation", o.formulation)
+      .add("preconditioner", o.preconditioner)
+      .add("stall_window", o.stall_window)
+      .add("progress (set or not)", static_cast<bool>(o.progress))
+      .add("progress_every", o.progress_every);
+}
+
+/// Throws `invalid_argument` unless comm is a communicator (MPI_COMM_NULL would
+/// make MPI's default handler end the whole job).
+inline void expect_communicator(MPI_Comm comm) {
+  FUSEKIT_EXPECTS(comm != MPI_COMM_NULL,
+                  "fusekit::mpi: comm is MPI_COMM_NULL; pass a communicator this process belongs to");
+}
+
+/// Runs this rank's argument checks and compares `key` across the ranks, in
+/// one MPI_Allgather. If the keys differ, every rank throws naming the first
+/// rank and value that differ from rank 0's; else if any rank's checks failed,
+/// every rank throws the lowest failing rank's message. The same exception on
+/// every rank, and none left waiting.
 template <class Checks>
-void collective_check(MPI_Comm comm, const Checks& checks) {
+void collective_check(MPI_Comm comm, const call_key& key, const Checks& checks) {
+  expect_communicator(comm);
   std::string message;
   try {
     checks();
@@ -126,9 +218,25 @@ void collective_check(MPI_Comm comm, const Checks& checks) {
     message = e.what();
   }
   int const rank = mpi_rank(comm), size = mpi_size(comm);
-  int const mine = message.empty() ? size : rank;
+  constexpr int row = call_key::capacity + 2;
+  std::int64_t mine[row] = {};
+  mine[0] = message.empty() ? 0 : 1;
+  mine[1] = key.count;
+  std::memcpy(mine + 2, key.values, sizeof(key.values));
+  std::vector<std::int64_t> all(static_cast<std::size_t>(row) * static_cast<std::size_t>(size));
+  FUSEKIT_MPI_TRY(MPI_Allgather(mine, row, MPI_INT64_T, all.data(), row, MPI_INT64_T, comm));
   int first = size;
-  FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  for (int r = 0; r < size; ++r) {
+    const std::int64_t* const theirs = all.data() + static_cast<std::size_t>(r) * row;
+    for (int i = 1; i < row; ++i) {
+      if (theirs[i] == all[static_cast<std::size_t>(i)]) { continue; }
+      bool const same_call = i > 2;  // then the names are the same on every rank
+      std::string const what = same_call && i - 2 < key.count ? key.names[i - 2] : "function called or its types";
+      throw invalid_argument("fusekit::mpi: rank " + std::to_string(r) + " passes a different " + what +
+                             " than rank 0; every rank must pass the same (" + what + ")");
+    }
+    if (theirs[0] != 0 && first == size) { first = r; }
+  }
   if (first == size) { return; }
   int length = rank == first ? static_cast<int>(message.size()) : 0;
   FUSEKIT_MPI_TRY(MPI_Bcast(&length, 1, MPI_INT, first, comm));
@@ -138,12 +246,12 @@ void collective_check(MPI_Comm comm, const Checks& checks) {
 }
 
 /// Every rank's shard (offset, size), the same on every rank.
-inline std::vector<shard> gather_layout(const mpi& policy, std::int64_t size) {
+inline std::vector<shard> gather_layout(const char* function, const mpi& policy, std::int64_t size) {
   int const ranks = mpi_size(policy.comm);
   std::int64_t const mine[2] = {policy.offset, size};
   std::vector<std::int64_t> all(2 * static_cast<std::size_t>(ranks));
   FUSEKIT_MPI_TRY(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, policy.comm));
-  return layout_from(all);
+  return layout_from(function, all);
 }
 
 /// v (count values, the same count on every rank) summed over the ranks in rank
@@ -171,7 +279,7 @@ void ordered_allreduce_sum(MPI_Comm comm, T* v, std::int64_t count) {
 template <class Acc, class Src, class Op>
 Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, const Op& op,
                     Acc init) {
-  std::vector<shard> const layout = gather_layout(policy, size);
+  std::vector<shard> const layout = gather_layout(function, policy, size);
   check_layout(function, layout);  // every rank checks the same layout: the same exception everywhere
   int const rank = mpi_rank(policy.comm), ranks = mpi_size(policy.comm);
   std::vector<tree_exchange> plans;
@@ -214,28 +322,34 @@ template <class Acc, class Src, class Op>
 Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size,
                reduce_algorithm algorithm, const Op& op, Acc init) {
   if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
-  constexpr bool engine_op = std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>;
-  collective_check(policy.comm, [&] {
-    FUSEKIT_EXPECTS(engine_op, std::string(function) + " (mpi): reduce_algorithm::" + to_string(algorithm) +
-                                   " combines the ranks with MPI_Allreduce, which takes plus, minimum or maximum; "
-                                   "use deterministic for another op");
-  });
-  if constexpr (engine_op) {
-    // Each rank from the op's identity (a sum's 0, min's and max's init), then the engine.
-    Acc const start = std::is_same_v<Op, plus> ? Acc(0) : init;
-    Acc const local = cpu_reduce(policy.local, src, size, algorithm, op, start);
-    Acc all = local;
-    MPI_Op const mpi_op = std::is_same_v<Op, plus> ? MPI_SUM : std::is_same_v<Op, minimum> ? MPI_MIN : MPI_MAX;
-    FUSEKIT_MPI_TRY(MPI_Allreduce(&local, &all, 1, mpi_type<Acc>(), mpi_op, policy.comm));
-    return op(init, all);
-  } else {
-    return init;
+  // Each rank reduces its shard, then every rank folds the ranks' results in
+  // rank order with op itself (not MPI_SUM/MIN/MAX, whose NaN and rounding
+  // rules are the MPI library's): the same bits on every rank, for any op.
+  struct part {
+    Acc value;
+    std::int64_t size;
+  };
+  part mine{init, size};
+  if (size > 0) {
+    if constexpr (atomic_op<Op, Acc>::exists) {  // every algorithm, from the op's identity
+      mine.value = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
+    } else {  // cub: the only algorithm an op without an atomic takes here (checked)
+      mine.value = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
+    }
   }
+  std::vector<part> parts(static_cast<std::size_t>(mpi_size(policy.comm)));
+  FUSEKIT_MPI_TRY(MPI_Allgather(&mine, static_cast<int>(sizeof(part)), MPI_BYTE, parts.data(),
+                                static_cast<int>(sizeof(part)), MPI_BYTE, policy.comm));
+  Acc all = init;
+  for (const part& p : parts) {
+    if (p.size > 0) { all = op(all, p.value); }
+  }
+  return all;
 }
 
 template <class Checks>
 void run(check_tag, const mpi& policy, const Checks& checks) {
-  collective_check(policy.comm, checks);
+  collective_check(policy.comm, call_key("argument checks"), checks);
 }
 
 template <class Out, class Op, class... Ins>
@@ -247,7 +361,9 @@ void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::s
 template <class T, class Acc>
 void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
-  collective_check(policy.comm, [&] {
+  call_key key(f);
+  key.add("element type", type_code<std::remove_cv_t<T>>()).add("accumulator type", type_code<Acc>()).add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
     check_reduce(f, in, out);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
   });
@@ -260,22 +376,33 @@ void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm
          ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t n = 0;
-  collective_check(policy.comm, [&] {
+  call_key key(f);
+  key.add("input types", type_code<std::tuple<std::remove_cv_t<Ins>...>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("op", type_code<Op>())
+      .add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
     n = check_transform_reduce(f, out, ins...);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
   });
-  *out = mpi_reduce(f, policy, make_transform_source<Acc>(op, ins...), n, algorithm, plus{}, Acc(0));
+  *out = mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
 template <class T, class Acc, class Op>
 void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
          reduce_algorithm algorithm) {
-  collective_check(policy.comm, [&] {
+  call_key key("fusekit::reduce");
+  key.add("element type", type_code<std::remove_cv_t<T>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("op", type_code<Op>())
+      .add("init", init)
+      .add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
     check_reduce_views("fusekit::reduce", in, out);
     check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   });
   *out = mpi_reduce("fusekit::reduce", policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                    static_cast<std::int64_t>(in.size()), algorithm, op, init);
+                    static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
 }
 
 template <class R, class Enqueue>
@@ -289,8 +416,12 @@ template <class T>
 fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   const char* const f = "fusekit::fit";
   MPI_Comm const comm = policy.comm;
+  expect_communicator(comm);
   int const ranks = mpi_size(comm);
-  collective_check(comm, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{policy.local}, true); });
+  call_key key(f);
+  key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
+  add_options(key, o);
+  collective_check(comm, key, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{policy.local}, true); });
   // L and N agree, and some rank has rows.
   std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
   std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
@@ -306,8 +437,30 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   // iterations, so outputs may run in parallel. Direct: every gradient (and
   // the power iteration's every product) is summed over the ranks, outputs
   // one after another.
+  // Every rank calls the progress callback at the same iterations; one that
+  // throws on some ranks throws on all (its own exception where it threw, a
+  // runtime_error naming the rank elsewhere), with W the iterate at that point.
+  gd_options collective = o;
+  if (o.progress) {
+    collective.progress = [&o, comm, ranks](const fit_progress& now) {
+      std::exception_ptr thrown;
+      try {
+        o.progress(now);
+      } catch (...) {
+        thrown = std::current_exception();
+      }
+      int const mine = thrown ? mpi_rank(comm) : ranks;
+      int first = ranks;
+      FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+      if (thrown) { std::rethrow_exception(thrown); }
+      if (first < ranks) {
+        throw std::runtime_error("fusekit::fit (mpi): the progress callback threw on rank " + std::to_string(first) +
+                                 " at iteration " + std::to_string(now.iteration) + "; every rank stops there");
+      }
+    };
+  }
   fit_report report = cpu_fit_checked(
-      policy.local, X, Y, W, o, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
+      policy.local, X, Y, W, collective, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
       [&](auto* g) { ordered_allreduce_sum(comm, g, L); }, false);
   report.path = "mpi";
   return report;

@@ -144,7 +144,8 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
                       Acc* out) {
   cudaStream_t const s = p.local.stream;
   int const rank = nccl_rank(p), ranks = nccl_size(p);
-  std::vector<shard> const layout = layout_from(nccl_allgather_host(p, std::vector<std::int64_t>{p.offset, size}));
+  std::vector<shard> const layout =
+      layout_from(function, nccl_allgather_host(p, std::vector<std::int64_t>{p.offset, size}));
   check_layout(function, layout);  // the same layout everywhere: the same exception everywhere
   std::vector<tree_exchange> plans;
   for (int r = 0; r < ranks; ++r) { plans.push_back(plan_tree_exchange(layout, r)); }

@@ -39,7 +39,8 @@
 /// | integers       | exact (64-bit wrap-around on overflow)                  |
 ///
 /// Sizes: n = 0 gives 0; n above 2^31 works (64-bit indices); NaN and ±inf
-/// propagate as IEEE addition says (inf + −inf = NaN).
+/// propagate as IEEE addition says (inf + −inf = NaN). An op passed to
+/// `transform_reduce` must not throw (see `reduce`: std::terminate).
 ///
 /// **Same bits with an op (`transform_reduce`, `deterministic`).** The tree's
 /// additions are the same on every backend, and never fused with a product the
@@ -89,22 +90,35 @@ void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
   }
 }
 
-/// *out = init ⊕ in[0] ⊕ in[1] ⊕ ... for an associative operation ⊕ (`op`),
-/// grouped as `algorithm` groups it. The sum is one instance:
-/// `reduce(policy, in, out, fusekit::plus{}, 0.0f)` is `reduce_sum(policy, in, out)`.
+/// *out = init ⊕ in[0] ⊕ in[1] ⊕ ... for an associative and commutative
+/// operation ⊕ (`op`), grouped and ordered as `algorithm` does it. The sum is
+/// one instance: `reduce(policy, in, out, fusekit::plus{}, 0.0f)` is
+/// `reduce_sum(policy, in, out)`.
 ///
 ///     fusekit::reduce(fusekit::cuda{stream}, in, d_min, fusekit::minimum{}, INFINITY);
 ///
+/// **The op's contract.** Every algorithm regroups *and reorders* the operands:
+/// the tree's lane l combines l, l + 256, l + 512, ...; threads and blocks
+/// combine their partials in the order they finish. So op must be
+/// commutative as well as associative; an op that is only associative (say
+/// "the last non-zero") gives a wrong result, silently. op must not throw:
+/// it runs inside OpenMP regions and SIMD loops on the CPU and in kernels on
+/// the GPU, so an exception calls `std::terminate`, on every algorithm and
+/// size (as with `std::execution::par`). `minimum` and `maximum` propagate
+/// NaN (IEEE 754-2019 minimum and maximum): a NaN anywhere in `in` or `init`
+/// gives NaN, on every algorithm and backend.
+///
 /// \param op        `fusekit::plus`, `fusekit::minimum`, `fusekit::maximum`, or the
-///                  caller's associative `Acc op(Acc, Acc)` (on the GPU: callable on the device)
+///                  caller's associative and commutative `Acc op(Acc, Acc)`, which
+///                  does not throw (on the GPU: callable on the device)
 /// \param init      combined once, first: the result for an empty `in`
 /// \param algorithm `cub` and `deterministic` take any op; `naive_atomic` and
 ///                  `block_atomic` only an op with a CUDA atomic: `plus`, and
 ///                  `minimum`/`maximum` on 32- and 64-bit integers (others throw
 ///                  `fusekit::invalid_argument` on every backend). `deterministic`
 ///                  gives the same bits on every GPU and the CPU for every op, and
-///                  for an exact op (min and max without NaN, integer plus) every
-///                  algorithm does.
+///                  for an exact op (min and max, NaN included, integer plus)
+///                  every algorithm does.
 /// \param out       one Acc: float, double or a 32- or 64-bit integer (integer inputs only)
 template <class Policy, class T, class Acc, class Op>
 void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc init,

@@ -112,6 +112,116 @@ TEST(Reduce, ACallersOperationThroughCubAndTheTree) {
   }
 }
 
+template <class T>
+bool is_nan_bits(T x) {
+  return fusekit::detail::is_nan(x);  // on the bits: this file is also read under -ffast-math
+}
+
+// A NaN anywhere gives NaN, wherever it sits and whatever init is: the
+// result no longer depends on the NaN's place (a NaN in in[0] used to give
+// init and drop every other value; one later was dropped itself).
+template <class T>
+void nan_anywhere_gives_nan() {
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  for (std::size_t n : {std::size_t{3}, std::size_t{100}, std::size_t{100000}}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{1}, n / 2, n - 1}) {
+      std::vector<T> x(n);
+      for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<T>(1 + i % 7); }
+      x[at] = nan;
+      for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+        T lo = 0, hi = 0;
+        fusekit::reduce(fusekit::cpu{}, span<const T>(x), &lo, fusekit::minimum{}, T(INFINITY), a);
+        fusekit::reduce(fusekit::cpu{}, span<const T>(x), &hi, fusekit::maximum{}, T(-INFINITY), a);
+        EXPECT_TRUE(is_nan_bits(lo) && is_nan_bits(hi)) << "n " << n << " at " << at << " " << fusekit::to_string(a);
+      }
+    }
+    // NaN as init, and no NaN at all (then the exact extremes).
+    std::vector<T> x(n);
+    for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<T>(i % 11) - T(5); }
+    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      T lo = 0, hi = 0;
+      fusekit::reduce(fusekit::cpu{}, span<const T>(x), &lo, fusekit::minimum{}, nan, a);
+      EXPECT_TRUE(is_nan_bits(lo)) << n;
+      fusekit::reduce(fusekit::cpu{}, span<const T>(x), &lo, fusekit::minimum{}, T(INFINITY), a);
+      fusekit::reduce(fusekit::cpu{}, span<const T>(x), &hi, fusekit::maximum{}, T(-INFINITY), a);
+      EXPECT_EQ(lo, *std::min_element(x.begin(), x.end()));
+      EXPECT_EQ(hi, *std::max_element(x.begin(), x.end()));
+    }
+  }
+}
+
+TEST(Reduce, NanAnywhereGivesNanOnEveryAlgorithm) {
+  nan_anywhere_gives_nan<float>();
+  nan_anywhere_gives_nan<double>();
+}
+
+// +0 and −0 compare equal but differ in their bits: min picks −0 and max +0
+// wherever they sit (IEEE 754-2019), so the result does not depend on order.
+TEST(Reduce, SignedZerosMinIsNegativeMaxIsPositive) {
+  auto const bits = [](float v) { return fusekit::detail::bit_cast<std::uint32_t>(v); };
+  float const neg_zero = fusekit::detail::bit_cast<float>(0x80000000u);
+  for (std::size_t n : {std::size_t{2}, std::size_t{300}, std::size_t{20000}}) {
+    for (std::size_t at : {std::size_t{0}, n / 3, n - 1}) {
+      std::vector<float> zeros(n, 0.0f), negative(n, neg_zero);
+      zeros[at] = neg_zero;
+      negative[at] = 0.0f;
+      for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+        float lo = 1, hi = 1;
+        fusekit::reduce(fusekit::cpu{}, span<const float>(zeros), &lo, fusekit::minimum{}, 0.0f, a);
+        fusekit::reduce(fusekit::cpu{}, span<const float>(negative), &hi, fusekit::maximum{}, neg_zero, a);
+        EXPECT_EQ(bits(lo), 0x80000000u) << "n " << n << " at " << at << " " << fusekit::to_string(a);
+        EXPECT_EQ(bits(hi), 0u) << "n " << n << " at " << at << " " << fusekit::to_string(a);
+      }
+    }
+  }
+}
+
+// Integer extremes from the op's identity: max of all-negative data and min
+// of all-positive data, with init the identity itself, so a partial that
+// starts from 0 instead of the identity shows.
+TEST(Reduce, IntegerExtremesStartFromTheIdentityOnEveryAlgorithm) {
+  std::mt19937 gen(8);
+  std::vector<std::int64_t> positive(100000), negative(100000);
+  for (auto& v : positive) { v = std::uniform_int_distribution<std::int64_t>(5, 1000000)(gen); }
+  for (auto& v : negative) { v = -std::uniform_int_distribution<std::int64_t>(5, 1000000)(gen); }
+  for (auto a : fusekit::all_reduce_algorithms) {
+    std::int64_t lo = 0, hi = 0;
+    fusekit::reduce(fusekit::cpu{}, span<const std::int64_t>(positive), &lo, fusekit::minimum{},
+                    std::numeric_limits<std::int64_t>::max(), a);
+    fusekit::reduce(fusekit::cpu{}, span<const std::int64_t>(negative), &hi, fusekit::maximum{},
+                    std::numeric_limits<std::int64_t>::lowest(), a);
+    EXPECT_EQ(lo, *std::min_element(positive.begin(), positive.end())) << fusekit::to_string(a);
+    EXPECT_EQ(hi, *std::max_element(negative.begin(), negative.end())) << fusekit::to_string(a);
+  }
+}
+
+// An op at the contract's edge: commutative only through its tie rule (of two
+// equal magnitudes, the positive one), with every magnitude tied. The tree
+// reorders operands, so without the tie rule the result would depend on the
+// order; with it, every algorithm gives the left fold's result.
+struct largest_magnitude_ties_positive {
+  FUSEKIT_HD float operator()(float a, float b) const {
+    float const ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+    if (ma != mb) { return mb > ma ? b : a; }
+    return a < b ? b : a;
+  }
+};
+
+TEST(Reduce, AnOpCommutativeOnlyThroughItsTieRule) {
+  for (std::size_t n : sizes()) {
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<float>((i * 7919) % (n / 2 + 1)) * (i % 2 ? -1.0f : 1.0f); }
+    float want = 0;
+    for (float v : x) { want = largest_magnitude_ties_positive{}(want, v); }
+    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      float got = 0;
+      fusekit::reduce(fusekit::cpu{}, span<const float>(x), &got, largest_magnitude_ties_positive{}, 0.0f, a);
+      EXPECT_EQ(fusekit::detail::bit_cast<std::uint32_t>(got), fusekit::detail::bit_cast<std::uint32_t>(want))
+          << "n=" << n << " " << fusekit::to_string(a);
+    }
+  }
+}
+
 TEST(Reduce, AtomicAlgorithmsNeedAnOperationWithAnAtomic) {
   std::vector<float> const x(10, 1.0f);
   float out = 0;

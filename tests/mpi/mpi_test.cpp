@@ -49,6 +49,21 @@ std::vector<fusekit::detail::shard> split(std::int64_t n, std::mt19937& rng) {
   return pieces;
 }
 
+// Random blocks with at least one value on every rank (n ≥ ranks): a fit whose
+// rows all sit on one rank would hide a rank sum that counts a rank twice.
+std::vector<fusekit::detail::shard> spread(std::int64_t n, std::mt19937& rng) {
+  int const ranks = ranks_here();
+  std::vector<std::int64_t> cuts{0, n};
+  while (static_cast<int>(cuts.size()) < ranks + 1) {
+    std::int64_t const c = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n - 1));
+    if (std::find(cuts.begin(), cuts.end(), c) == cuts.end()) { cuts.push_back(c); }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<fusekit::detail::shard> pieces;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) { pieces.push_back({cuts[k], cuts[k + 1] - cuts[k]}); }
+  return pieces;
+}
+
 template <class T>
 std::vector<T> values(std::int64_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -147,8 +162,9 @@ TEST(Mpi, FitMatchesTheSingleProcessFitOnEveryRank) {
   std::int64_t const K = 3001, L = 6, N = 3;
   auto const p = fusekit::test::make_problem<double>(K, L, N, 3, false, 0.01);
   std::mt19937 rng(11);
-  auto const pieces = split(K, rng);  // blocks of rows; some ranks may have none
+  auto const pieces = spread(K, rng);  // blocks of rows, at least one on every rank
   auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
+  ASSERT_GT(mine.size, 0);
   using cm = fusekit::matrix<const double>;
   using m = fusekit::matrix<double>;
   cm const X(p.X.data() + mine.offset * L, mine.size, L), Y(p.Y.data() + mine.offset * N, mine.size, N);
@@ -185,7 +201,7 @@ TEST(Mpi, ConjugateGradientMatchesTheSingleProcessFit) {
   std::int64_t const K = 3001, L = 7, N = 2;
   auto const p = fusekit::test::make_raw_problem<double>(K, L, N, 5, 0.1);
   std::mt19937 rng(12);
-  auto const pieces = split(K, rng);
+  auto const pieces = spread(K, rng);
   auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
   using cm = fusekit::matrix<const double>;
   using m = fusekit::matrix<double>;
@@ -267,9 +283,147 @@ TEST(Mpi, BadInputOnOneRankThrowsOnEveryRank) {
                        fusekit::matrix<const double>(Y.data(), 10 / L, 1), fusekit::matrix<double>(W.data(), 1, L));
     if (ranks_here() > 1) { ADD_FAILURE() << "no exception"; }
   } catch (const fusekit::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("every rank needs the same"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("every rank must pass the same (L (columns of X))"), std::string::npos)
+        << e.what();
   }
   // Everyone is still here.
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+// What every rank must pass alike, passed differently by the last rank: every
+// rank throws the same invalid_argument, naming what differs, and none waits
+// (each used to hang, corrupt the heap or give ranks different answers).
+template <class F>
+void expect_disagreement(const char* what, const F& call) {
+  if (ranks_here() == 1) {
+    EXPECT_NO_THROW(call(false)) << what;
+    return;
+  }
+  try {
+    call(rank_here() == ranks_here() - 1);
+    ADD_FAILURE() << what << ": no exception";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string("every rank must pass the same (") + what + ")"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+TEST(Mpi, ArgumentsThatDifferAcrossRanksThrowOnEveryRank) {
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  std::int64_t const K = 40, L = 3, N = 2;
+  auto const p = fusekit::test::make_problem<double>(K * ranks_here(), L, N, 4, false, 0.01);
+  using cm = fusekit::matrix<const double>;
+  cm const X(p.X.data() + rank_here() * K * L, K, L), Y(p.Y.data() + rank_here() * K * N, K, N);
+  std::vector<double> W(N * L);
+  auto const fit_with = [&](fusekit::gd_formulation f, auto change) {
+    return [&, f, change](bool differ) {
+      fusekit::gd_options o;
+      o.formulation = f;
+      o.max_iterations = 50;
+      if (differ) { change(o); }
+      (void)fusekit::fit(world, X, Y, fusekit::matrix<double>(W.data(), N, L), o);
+    };
+  };
+  for (auto f : {fusekit::gd_formulation::direct, fusekit::gd_formulation::gram}) {
+    expect_disagreement("tolerance", fit_with(f, [](fusekit::gd_options& o) { o.tolerance = 1e-3; }));
+    expect_disagreement("max_iterations", fit_with(f, [](fusekit::gd_options& o) { o.max_iterations = 7; }));
+    expect_disagreement("method", fit_with(f, [](fusekit::gd_options& o) { o.method = fusekit::gd_method::nesterov; }));
+    expect_disagreement("progress (set or not)",
+                        fit_with(f, [](fusekit::gd_options& o) { o.progress = [](const fusekit::fit_progress&) {}; }));
+  }
+  std::vector<float> xf(1000, 1.5f);
+  std::vector<double> xd(1000, 1.5);
+  expect_disagreement("algorithm", [&](bool differ) {
+    (void)fusekit::sum(world, xf,
+                       differ ? fusekit::reduce_algorithm::cub : fusekit::reduce_algorithm::deterministic);
+  });
+  expect_disagreement("init", [&](bool differ) {
+    float lo = 0;
+    fusekit::reduce(world, ::cuda::std::span<const float>(xf), &lo, fusekit::minimum{}, differ ? -5.0f : INFINITY);
+  });
+  // A float shard on one rank, double on the others (MPI_Alltoallv wrote
+  // doubles into a float buffer).
+  expect_disagreement("element type", [&](bool differ) {
+    double s = 0;
+    if (differ) {
+      fusekit::reduce_sum(world, ::cuda::std::span<const float>(xf), &s);
+    } else {
+      fusekit::reduce_sum(world, ::cuda::std::span<const double>(xd), &s);
+    }
+  });
+  expect_disagreement("accumulator type", [&](bool differ) {
+    if (differ) {
+      (void)fusekit::sum(world, xf, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
+    } else {
+      (void)fusekit::sum(world, xf);
+    }
+  });
+}
+
+// A progress callback that throws on one rank: every rank stops at the same
+// iteration, the thrower with its own exception, the others with one that
+// names it; none waits.
+TEST(Mpi, ProgressCallbackThrowingOnOneRankStopsEveryRank) {
+  struct stop_here {};
+  std::int64_t const K = 40, L = 3, N = 2;
+  auto const p = fusekit::test::make_problem<double>(K * ranks_here(), L, N, 4, false, 0.01);
+  using cm = fusekit::matrix<const double>;
+  cm const X(p.X.data() + rank_here() * K * L, K, L), Y(p.Y.data() + rank_here() * K * N, K, N);
+  int const thrower = ranks_here() - 1;
+  for (auto f : {fusekit::gd_formulation::direct, fusekit::gd_formulation::gram}) {
+    fusekit::gd_options o;
+    o.formulation = f;
+    o.tolerance = 1e-300;
+    o.max_iterations = 10000;
+    o.progress_every = 10;
+    std::int64_t last_seen = 0;
+    o.progress = [&](const fusekit::fit_progress& now) {
+      last_seen = now.iteration;
+      if (rank_here() == thrower && now.iteration == 30) { throw stop_here{}; }
+    };
+    std::vector<double> W(N * L);
+    bool own = false, named = false;
+    try {
+      (void)fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, fusekit::matrix<double>(W.data(), N, L), o);
+    } catch (const stop_here&) {
+      own = true;
+    } catch (const std::runtime_error& e) {
+      named = std::string(e.what()).find("threw on rank " + std::to_string(thrower)) != std::string::npos;
+    }
+    EXPECT_EQ(own, rank_here() == thrower);
+    EXPECT_EQ(named, rank_here() != thrower);
+    EXPECT_EQ(last_seen, 30);
+    EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  }
+}
+
+// MPI_COMM_NULL and shard offsets that cannot be: invalid_argument, before any
+// MPI call for the null communicator (MPI's default handler ended the job).
+TEST(Mpi, NullCommunicatorAndBadOffsetsAreRejected) {
+  std::vector<float> x(100, 1.0f);
+  EXPECT_THROW((void)fusekit::sum(fusekit::mpi{MPI_COMM_NULL}, x), fusekit::invalid_argument);
+  std::vector<double> X(6, 1.0), Y(3, 1.0), W(2, 0.0);
+  EXPECT_THROW((void)fusekit::fit(fusekit::mpi{MPI_COMM_NULL}, fusekit::matrix<const double>(X.data(), 3, 2),
+                                  fusekit::matrix<const double>(Y.data(), 3, 1), fusekit::matrix<double>(W.data(), 1, 2)),
+               fusekit::invalid_argument);
+  int const last = ranks_here() - 1;
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  auto const message = [&](std::int64_t offset) {
+    try {
+      (void)fusekit::sum(world.at(rank_here() == last ? offset : 100 * rank_here()), x);
+    } catch (const fusekit::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  // −5 was taken as −1 (after the lower ranks).
+  std::string const negative = message(-5);
+  EXPECT_NE(negative.find("rank " + std::to_string(last) + "'s offset is -5"), std::string::npos) << negative;
+  // Near INT64_MAX the shard's end overflowed (UB), and the message blamed another rank.
+  std::string const huge = message(INT64_MAX - 10);
+  EXPECT_NE(huge.find("rank " + std::to_string(last) + "'s shard of 100 values"), std::string::npos) << huge;
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
 }
 

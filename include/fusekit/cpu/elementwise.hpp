@@ -35,7 +35,7 @@ void run(transform_tag, const cpu& policy, const call_site& site, ::cuda::std::s
   static_assert(!is_host_opaque_v<Op>,
                 "fusekit::transform: a __device__ lambda cannot run on the CPU; make it __host__ __device__");
   check_transform<Out, Op>(site, out, ins...);
-  cpu_transform(policy, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
+  cpu_transform(policy, static_cast<std::int64_t>(out.size()), no_throw(op), out.data(), ins.data()...);
 }
 
 }  // namespace detail

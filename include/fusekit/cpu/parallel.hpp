@@ -16,6 +16,7 @@
 #include <fusekit/config.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
+#include <fusekit/reduce_types.hpp>
 
 #include <cstdint>
 #include <string>
@@ -120,6 +121,31 @@ auto isa_dispatch_vectors(const F& f) {
   if (cpu_has_avx2_fma()) { return f(std::integral_constant<int, 32>{}); }
 #endif
   return f(std::integral_constant<int, 16>{});
+}
+
+/// op called through a noexcept operator(): an exception from the caller's op
+/// calls std::terminate wherever the op runs: on the calling thread, in an
+/// OpenMP region (where GCC terminates anyway) or in a SIMD loop. One
+/// behaviour for every algorithm and size, as std::execution::par has it.
+template <class Op>
+struct nothrow_op {
+  Op op;
+  template <class... A>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE auto operator()(const A&... a) const noexcept -> decltype(op(a...)) {
+    return op(a...);
+  }
+};
+
+/// The caller's op for a CPU loop: fusekit's reduce ops as they are (the
+/// algorithms recognize them, and they cannot throw), any other op through
+/// nothrow_op.
+template <class Op>
+auto no_throw(const Op& op) {
+  if constexpr (std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>) {
+    return op;
+  } else {
+    return nothrow_op<Op>{op};
+  }
 }
 
 /// body(part, begin, end) over contiguous ranges that cover [0, count), part

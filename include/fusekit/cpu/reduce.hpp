@@ -259,7 +259,7 @@ void run(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm
          ::cuda::std::span<Ins>... ins) {
   std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
   check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
-  *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(op, ins...), n, algorithm, plus{}, Acc(0));
+  *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
 template <class T, class Acc, class Op>
@@ -268,7 +268,7 @@ void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const
   check_reduce_views("fusekit::reduce", in, out);
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                         static_cast<std::int64_t>(in.size()), algorithm, op, init);
+                         static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
 }
 
 /// A host value from a call that writes it: on the CPU, a local.

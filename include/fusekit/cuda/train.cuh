@@ -299,7 +299,7 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
                                                     " bytes but needs " + std::to_string(needed) +
                                                     " (ask fit_workspace_bytes)");
     named_range const w = describe("workspace", workspace);
-    for (const auto& m : {describe_matrix("X", X), describe_matrix("Y", Y), describe_matrix("W", W)}) {
+    for (const auto& m : {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_matrix(f, "W", W)}) {
       expect_disjoint(f, w, m);
     }
     check_fit(X, Y, W, o, arena_non_finite_counter{policy, &arena});

@@ -66,13 +66,21 @@ inline std::int64_t check_layout(const char* function, const std::vector<shard>&
 
 /// The layout from every rank's (offset, size), gathered in rank order; an
 /// offset of −1 means "after the lower ranks' shards".
-inline std::vector<shard> layout_from(const std::vector<std::int64_t>& offset_size_pairs) {
+/// Throws `invalid_argument` naming the rank (the same on every rank: each
+/// checks the same numbers) for an offset below −1, and for a shard whose end
+/// passes INT64_MAX.
+inline std::vector<shard> layout_from(const std::string& function, const std::vector<std::int64_t>& offset_size_pairs) {
   std::vector<shard> layout(offset_size_pairs.size() / 2);
   std::int64_t next = 0;
   for (std::size_t r = 0; r < layout.size(); ++r) {
-    std::int64_t const offset = offset_size_pairs[2 * r];
-    layout[r] = {offset >= 0 ? offset : next, offset_size_pairs[2 * r + 1]};
-    next = layout[r].offset + layout[r].size;
+    std::int64_t const offset = offset_size_pairs[2 * r], size = offset_size_pairs[2 * r + 1];
+    std::string const rank = function + ": rank " + std::to_string(r);
+    FUSEKIT_EXPECTS(offset >= -1, rank + "'s offset is " + std::to_string(offset) +
+                                      "; it must be -1 (after the lower ranks' shards) or a global index >= 0");
+    layout[r] = {offset >= 0 ? offset : next, size};
+    FUSEKIT_EXPECTS(!__builtin_add_overflow(layout[r].offset, size, &next),
+                    rank + "'s shard of " + std::to_string(size) + " values at " + std::to_string(layout[r].offset) +
+                        " ends past 2^63 - 1");
   }
   return layout;
 }

@@ -73,7 +73,9 @@ FUSEKIT_FORCEINLINE void vector_barrier(V& v) {
 
 /// acc = op(acc, b) lane by lane: plus as one rounded addition per lane
 /// (floating: both operands behind the barrier; integers: unsigned, wrapping),
-/// minimum and maximum as the ops define them (y < x ? y : x, x < y ? y : x).
+/// minimum and maximum as the ops define them: on integers y < x ? y : x and
+/// x < y ? y : x; on floating lanes IEEE's minimum and maximum, on the bits in
+/// integer lanes (ordered_bits, the NaN test), as the scalar op computes them.
 template <class Op, class E, class V>
 FUSEKIT_FORCEINLINE void vector_combine(V& acc, V& b) {
   if constexpr (std::is_same_v<Op, plus>) {
@@ -82,6 +84,25 @@ FUSEKIT_FORCEINLINE void vector_combine(V& acc, V& b) {
       vector_barrier(b);
     }
     acc = acc + b;
+  } else if constexpr (std::is_floating_point_v<E>) {
+    using F = float_bits<E>;
+    typedef typename F::type lanes __attribute__((vector_size(sizeof(V))));
+    lanes const x = (lanes)acc, y = (lanes)b;  // the same bits, as integer lanes
+    lanes kx = x, ky = y, nan_x, nan_y;
+    F::order(kx);
+    F::order(ky);
+    F::nan_mask(x, nan_x);
+    F::nan_mask(y, nan_y);
+    lanes take_y;  // −1 where y wins
+    if constexpr (std::is_same_v<Op, minimum>) {
+      take_y = ky < kx;
+    } else {
+      take_y = kx < ky;
+    }
+    lanes const either_nan = nan_x | nan_y;
+    lanes const r = (take_y & y) | (~take_y & x);
+    lanes const out = (either_nan & F::quiet_nan) | (~either_nan & r);
+    acc = (V)out;
   } else if constexpr (std::is_same_v<Op, minimum>) {
     acc = b < acc ? b : acc;
   } else {

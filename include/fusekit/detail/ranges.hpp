@@ -102,8 +102,12 @@ auto view_of(R&& r) {
   if constexpr (is_span<std::remove_cv_t<std::remove_reference_t<R>>>::value) {
     return r;
   } else {
-    auto* p = raw_pointer(r.data());
-    return ::cuda::std::span<std::remove_reference_t<decltype(*p)>>(p, static_cast<std::size_t>(r.size()));
+    // An empty container is not asked for data(): thrust's is &front(), which
+    // an empty vector does not have (undefined, and UBSan says so).
+    using P = decltype(raw_pointer(r.data()));
+    std::size_t const n = static_cast<std::size_t>(r.size());
+    P const p = n == 0 ? P{} : raw_pointer(r.data());
+    return ::cuda::std::span<std::remove_pointer_t<P>>(p, n);
   }
 }
 

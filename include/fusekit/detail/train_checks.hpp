@@ -29,10 +29,17 @@ struct count_non_finite {
   }
 };
 
+/// m's elements, checked: extents whose product wraps int64 are rejected
+/// (checked_elements), before a null view of "0" elements could pass.
 template <class M>
-named_range describe_matrix(const char* name, const M& m) {
+std::int64_t matrix_elements(const std::string& function, const char* name, const M& m) {
+  return checked_elements(function, name, m.extent(0), m.extent(1), sizeof(typename M::element_type));
+}
+
+template <class M>
+named_range describe_matrix(const std::string& function, const char* name, const M& m) {
   return {name, reinterpret_cast<std::uintptr_t>(m.data_handle()),
-          static_cast<std::size_t>(m.extent(0) * m.extent(1)), sizeof(typename M::element_type)};
+          static_cast<std::size_t>(matrix_elements(function, name, m)), sizeof(typename M::element_type)};
 }
 
 /// Three matrices non-null and aligned, the written one sharing no byte with the two read.
@@ -62,7 +69,7 @@ template <class M, class Count>
 void expect_finite(const char* function, const char* name, const M& m, const Count& count) {
   using T = std::remove_cv_t<typename M::element_type>;
   std::int64_t const bad =
-      count(::cuda::std::span<const T>(m.data_handle(), static_cast<std::size_t>(m.extent(0) * m.extent(1))));
+      count(::cuda::std::span<const T>(m.data_handle(), static_cast<std::size_t>(matrix_elements(function, name, m))));
   FUSEKIT_EXPECTS(bad == 0, std::string(function) + ": " + name + " has " + std::to_string(bad) +
                                 " non-finite values; every value must be finite");
 }
@@ -160,7 +167,7 @@ void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_optio
                   std::string(f) + ": W is " + std::to_string(W.extent(0)) + " x " + std::to_string(W.extent(1)) +
                       " but must be N x L = " + std::to_string(Y.extent(1)) + " x " + std::to_string(X.extent(1)));
   check_options(f, o, &positive_finite_in<T>, type_name<T>());
-  expect_written_apart(f, describe_matrix("W", W), describe_matrix("X", X), describe_matrix("Y", Y));
+  expect_written_apart(f, describe_matrix(f, "W", W), describe_matrix(f, "X", X), describe_matrix(f, "Y", Y));
   expect_finite(f, "X", X, count);
   expect_finite(f, "Y", Y, count);
   if (o.init == gd_init::warm_start) {
@@ -179,7 +186,7 @@ void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
                   std::string(f) + ": Y_hat is " + std::to_string(Y_hat.extent(0)) + " x " +
                       std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) +
                       " x " + std::to_string(W.extent(0)));
-  expect_written_apart(f, describe_matrix("Y_hat", Y_hat), describe_matrix("X", X), describe_matrix("W", W));
+  expect_written_apart(f, describe_matrix(f, "Y_hat", Y_hat), describe_matrix(f, "X", X), describe_matrix(f, "W", W));
 }
 
 /// `automatic`: gram when there are more rows than unknowns (K > L).

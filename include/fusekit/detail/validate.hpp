@@ -25,6 +25,20 @@ struct named_range {
   [[nodiscard]] std::uintptr_t end() const { return begin + size * element_bytes; }
 };
 
+/// rows·columns elements of `bytes` bytes each, as a count; throws naming
+/// `function` and `name` when the product wraps int64 or its bytes pass
+/// PTRDIFF_MAX (a wrapped count of 0 would let a null view through).
+inline std::int64_t checked_elements(const std::string& function, const char* name, std::int64_t rows,
+                                     std::int64_t columns, std::size_t bytes) {
+  std::int64_t count = 0, total = 0;
+  bool const wraps = rows < 0 || columns < 0 || __builtin_mul_overflow(rows, columns, &count) ||
+                     __builtin_mul_overflow(count, static_cast<std::int64_t>(bytes), &total);
+  FUSEKIT_EXPECTS(!wraps, function + ": " + name + " is " + std::to_string(rows) + " x " + std::to_string(columns) +
+                              ", which is more elements of " + std::to_string(bytes) +
+                              " bytes than a 64-bit address space holds");
+  return count;
+}
+
 template <class Span>
 named_range describe(const char* name, const Span& s) {
   return {name, reinterpret_cast<std::uintptr_t>(s.data()), s.size(), sizeof(typename Span::element_type)};

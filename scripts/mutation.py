@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Planted one-line bugs in include/fusekit, each against the CPU tests that
+should catch it: a mutant is killed when a test fails, ends abnormally or runs
+past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
+the relative rule and the rounding floor, the MPI cross-rank checks, the
+reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
+loops), the no-throw contract, the overflow checks and tanh under
+-ffast-math. Not run in CI (tens of minutes on 2 cores):
+
+    scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
+
+Prints one line per mutant and the score (killed / planted)."""
+import argparse, concurrent.futures, os, shutil, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+FLAGS = ["-O2", "-DNDEBUG", "-fopenmp", "-std=gnu++20", "-I", "include", "-I", "tests",
+         "-I", CUDA + "/include/cccl", "-isystem", CUDA + "/include"]
+
+# test key: (source, extra flags, how to run, timeout in seconds)
+TESTS = {
+    "train": ("tests/cpu/train_test.cpp", [], None, 600),
+    "descent": ("tests/detail/descent_test.cpp", [], None, 300),
+    "advtrain": ("tests/adversarial_train_test.cpp", [], None, 600),
+    "reduce_op": ("tests/cpu/reduce_op_test.cpp", [], None, 300),
+    "advreduce": ("tests/adversarial_reduce_test.cpp", [], None, 300),
+    "containers": ("tests/containers_test.cpp", [], None, 120),
+    "pinned_native_fastmath": ("tests/cpu/pinned_sums_test.cpp", ["-O3", "-march=native", "-ffast-math"], None, 300),
+    "tanh_fastmath": ("tests/cpu/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
+    "mpi": ("tests/mpi/mpi_test.cpp", [], "mpi", 120),
+}
+
+# (id, file under include/fusekit, the text, its replacement, tests)
+MUTANTS = [
+    ("cg-beta-zero", "detail/conjugate_gradient.hpp", "T const beta = s.started ? gamma / s.gamma : T(0);",
+     "T const beta = T(0);", ["train"]),
+    ("cg-no-confirmation", "detail/conjugate_gradient.hpp",
+     "if (stop == int(fit_status::converged) && !true_residual) {", "if (false) {", ["descent", "train"]),
+    ("cg-no-restart", "detail/conjugate_gradient.hpp", "    s.started = false;\n", "\n", ["descent", "train"]),
+    ("cg-short-step", "detail/conjugate_gradient.hpp", "T const alpha = s.gamma / curvature;",
+     "T const alpha = T(0.9) * s.gamma / curvature;", ["train"]),
+    ("cgls-half-step", "detail/conjugate_gradient.hpp", "T const alpha = s.gamma / q2;",
+     "T const alpha = s.gamma / (q2 + q2);", ["train"]),
+    ("cg-unpreconditioned-direction", "detail/conjugate_gradient.hpp", "d[i] = scaling(i) * r[i] + beta * d[i];",
+     "d[i] = r[i] + beta * d[i];", ["train"]),
+    ("jacobi-zero-column", "detail/descent.hpp", "return diagonal > T(0) ? T(1) / diagonal : T(0);",
+     "return T(1) / diagonal;", ["train"]),
+    ("jacobi-ignored", "detail/descent.hpp", "return active ? inverse(i) : T(1);", "return T(1);", ["train"]),
+    ("jacobi-plain-step", "detail/descent.hpp", "w[i] = point[i] - lr * (scaling(i) * grad(i));",
+     "w[i] = point[i] - lr * grad(i);", ["train"]),
+    ("relative-rule-loose", "detail/descent.hpp",
+     "static_cast<double>(gd2) <= p.relative_tolerance2 * s.terms.rhs_norm2",
+     "static_cast<double>(gd2) <= 10 * p.relative_tolerance2 * s.terms.rhs_norm2", ["train", "descent"]),
+    ("floor-without-operator-norm", "detail/descent.hpp",
+     "(s.terms.operator_norm * ::sqrt(v2) + s.terms.rhs_scale)", "(s.terms.rhs_scale)", ["descent", "train"]),
+    ("warm-start-check-on-zeros", "detail/train_checks.hpp", "if (o.init == gd_init::warm_start) {",
+     "if (o.init == gd_init::zeros) {", ["advtrain"]),
+    ("count-wraps", "detail/validate.hpp", "__builtin_mul_overflow(rows, columns, &count) ||",
+     "((count = static_cast<std::int64_t>(static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(columns))), false) ||",
+     ["advtrain"]),
+    ("empty-container-data", "detail/ranges.hpp", "P const p = n == 0 ? P{} : raw_pointer(r.data());",
+     "P const p = raw_pointer(r.data());", ["containers"]),
+    ("min-nan-first-only", "reduce_types.hpp", "if (nan_x || nan_y) {", "if (nan_x) {", ["reduce_op"]),
+    ("min-on-values-ties-first", "reduce_types.hpp", "return (larger ? kx < ky : ky < kx) ? y : x;",
+     "return (larger ? x < y : y < x) ? y : x;", ["reduce_op"]),
+    ("vector-min-nan-first-only", "detail/host_columns.hpp", "lanes const either_nan = nan_x | nan_y;",
+     "lanes const either_nan = nan_x;", ["reduce_op"]),
+    ("vector-min-pick-swapped", "detail/host_columns.hpp", "lanes const r = (take_y & y) | (~take_y & x);",
+     "lanes const r = (take_y & x) | (~take_y & y);", ["reduce_op"]),
+    ("block-atomic-from-zero", "cpu/reduce.hpp", "for (auto& v : lane) { v = atomic_op<Op, Acc>::identity(); }",
+     "for (auto& v : lane) { v = Acc(0); }", ["reduce_op"]),
+    ("sum-loop-without-barrier", "detail/host_columns.hpp", "      vector_barrier(acc);\n      vector_barrier(b);\n",
+     "\n", ["pinned_native_fastmath"]),
+    ("op-may-throw", "cpu/parallel.hpp", "return nothrow_op<Op>{op};", "return op;", ["advreduce"]),
+    ("tanh-float-division-under-fast-math", "detail/tanh.hpp",
+     "float const large = 1.0f - static_cast<float>(2.0 / (static_cast<double>(e) + 1.0));",
+     "float const large = 1.0f - 2.0f / (e + 1.0f);", ["tanh_fastmath"]),
+    ("tanh-reduction-unmasked", "detail/tanh.hpp",
+     "float const r_hi = bit_cast<float>(bit_cast<std::uint32_t>(y - k * 6.9314575195e-01f) & keep);",
+     "float const r_hi = y - k * 6.9314575195e-01f;", ["tanh_fastmath"]),
+    ("mpi-keys-not-compared", "mpi.hpp", "if (theirs[i] == all[static_cast<std::size_t>(i)]) { continue; }",
+     "if (i > 1) { continue; }", ["mpi"]),
+    ("mpi-tolerance-not-in-key", "mpi.hpp", '.add("tolerance", o.tolerance)', '.add("tolerance", 0)', ["mpi"]),
+    ("mpi-offset-below-minus-one", "detail/distributed_tree.hpp", "FUSEKIT_EXPECTS(offset >= -1,",
+     "FUSEKIT_EXPECTS(offset >= -1000,", ["mpi"]),
+    ("mpi-null-communicator", "mpi.hpp", "FUSEKIT_EXPECTS(comm != MPI_COMM_NULL,", "FUSEKIT_EXPECTS(true,", ["mpi"]),
+    ("mpi-callback-throw-not-shared", "mpi.hpp", "      if (first < ranks) {", "      if (false) {", ["mpi"]),
+    ("mpi-rank-zero-twice", "mpi.hpp", "for (int r = 1; r < ranks; ++r) { s = s + at(r, i); }",
+     "for (int r = 0; r < ranks; ++r) { s = s + at(r, i); }", ["mpi"]),
+    ("mpi-engine-skips-a-rank", "mpi.hpp", "    if (p.size > 0) { all = op(all, p.value); }",
+     "    if (p.size > 0 && &p != &parts.back()) { all = op(all, p.value); }", ["mpi"]),
+]
+
+
+def build_and_run(tree, key, log):
+    src, extra, how, timeout = TESTS[key]
+    exe = os.path.join(tree, "t_" + key)
+    if how == "mpi":
+        cmd = ["mpicxx"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-pthread"]
+    else:
+        cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
+    c = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if c.returncode != 0:
+        log.write(c.stdout)
+        return "does not compile"
+    runs = [[exe]] if how != "mpi" else [["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), exe]
+                                         for n in (2, 3)]
+    for r in runs:
+        try:
+            p = subprocess.run(r, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "killed (hang past %d s)" % timeout
+        if p.returncode != 0:
+            failed = [l for l in p.stdout.splitlines() if "[  FAILED  ]" in l]
+            return "killed (%s)" % (failed[0].split("]", 1)[1].strip() if failed else "rc %d" % p.returncode)
+    return None
+
+
+def run_mutant(m, keep):
+    mid, rel, old, new, keys = m
+    tree = tempfile.mkdtemp(prefix="fusekit-mut-", dir=keep)
+    for d in ("include", "tests"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))
+    path = os.path.join(tree, "include", "fusekit", rel)
+    text = open(path).read()
+    if text.count(old) != 1:
+        return mid, "NOT PLANTED (text found %d times)" % text.count(old)
+    open(path, "w").write(text.replace(old, new))
+    with open(os.path.join(tree, "log.txt"), "w") as log:
+        for key in keys:
+            verdict = build_and_run(tree, key, log)
+            if verdict:
+                if not keep:
+                    shutil.rmtree(tree, ignore_errors=True)
+                return mid, verdict + " by " + key
+    if not keep:
+        shutil.rmtree(tree, ignore_errors=True)
+    return mid, "SURVIVED " + ",".join(keys)
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--jobs", type=int, default=1)
+    a.add_argument("--only", default="")
+    a.add_argument("--keep", default=None)
+    args = a.parse_args()
+    chosen = [m for m in MUTANTS if not args.only or m[0] in args.only.split(",")]
+    killed = planted = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for mid, verdict in pool.map(lambda m: run_mutant(m, args.keep), chosen):
+            print("%-40s %s" % (mid, verdict), flush=True)
+            if verdict.startswith("NOT PLANTED") or verdict.startswith("does not compile"):
+                continue
+            planted += 1
+            killed += verdict.startswith("killed")
+    print("score: %d of %d planted bugs caught (%.0f%%)" % (killed, planted, 100.0 * killed / max(planted, 1)))
+    return 0 if killed == planted else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
