@@ -25,7 +25,9 @@ TESTS = {
     "advtrain": ("tests/adversarial_train_test.cpp", [], None, 600),
     "reduce_op": ("tests/cpu/reduce_op_test.cpp", [], None, 300),
     "advreduce": ("tests/adversarial_reduce_test.cpp", [], None, 300),
-    "containers": ("tests/containers_test.cpp", [], None, 120),
+    # under UBSan: an empty thrust::host_vector's data() is &front(), undefined
+    # behaviour that gives a null pointer all the same in a plain build
+    "containers_ubsan": ("tests/containers_test.cpp", ["-fsanitize=undefined", "-fno-sanitize-recover=all"], None, 120),
     "pinned_native_fastmath": ("tests/cpu/pinned_sums_test.cpp", ["-O3", "-march=native", "-ffast-math"], None, 300),
     "tanh_fastmath": ("tests/cpu/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
     "mpi": ("tests/mpi/mpi_test.cpp", [], "mpi", 120),
@@ -60,7 +62,7 @@ MUTANTS = [
      "((count = static_cast<std::int64_t>(static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(columns))), false) ||",
      ["advtrain"]),
     ("empty-container-data", "detail/ranges.hpp", "P const p = n == 0 ? P{} : raw_pointer(r.data());",
-     "P const p = raw_pointer(r.data());", ["containers"]),
+     "P const p = raw_pointer(r.data());", ["containers_ubsan"]),
     ("min-nan-first-only", "reduce_types.hpp", "if (nan_x || nan_y) {", "if (nan_x) {", ["reduce_op"]),
     ("min-on-values-ties-first", "reduce_types.hpp", "return (larger ? kx < ky : ky < kx) ? y : x;",
      "return (larger ? x < y : y < x) ? y : x;", ["reduce_op"]),
@@ -76,11 +78,8 @@ MUTANTS = [
     ("tanh-float-division-under-fast-math", "detail/tanh.hpp",
      "float const large = 1.0f - static_cast<float>(2.0 / (static_cast<double>(e) + 1.0));",
      "float const large = 1.0f - 2.0f / (e + 1.0f);", ["tanh_fastmath"]),
-    ("tanh-reduction-unmasked", "detail/tanh.hpp",
-     "float const r_hi = bit_cast<float>(bit_cast<std::uint32_t>(y - k * 6.9314575195e-01f) & keep);",
-     "float const r_hi = y - k * 6.9314575195e-01f;", ["tanh_fastmath"]),
     ("mpi-keys-not-compared", "mpi.hpp", "if (theirs[i] == all[static_cast<std::size_t>(i)]) { continue; }",
-     "if (i > 1) { continue; }", ["mpi"]),
+     "if (theirs[i] == all[static_cast<std::size_t>(i)] || i > 2) { continue; }", ["mpi"]),
     ("mpi-tolerance-not-in-key", "mpi.hpp", '.add("tolerance", o.tolerance)', '.add("tolerance", 0)', ["mpi"]),
     ("mpi-offset-below-minus-one", "detail/distributed_tree.hpp", "FUSEKIT_EXPECTS(offset >= -1,",
      "FUSEKIT_EXPECTS(offset >= -1000,", ["mpi"]),
@@ -88,6 +87,11 @@ MUTANTS = [
     ("mpi-callback-throw-not-shared", "mpi.hpp", "      if (first < ranks) {", "      if (false) {", ["mpi"]),
     ("mpi-rank-zero-twice", "mpi.hpp", "for (int r = 1; r < ranks; ++r) { s = s + at(r, i); }",
      "for (int r = 0; r < ranks; ++r) { s = s + at(r, i); }", ["mpi"]),
+    ("mpi-power-iteration-local", "mpi.hpp",
+     "[&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); }",
+     "[&](auto*, std::int64_t) {}", ["mpi"]),
+    ("nan-in-mpi-fold-dropped", "mpi.hpp", "    if (p.size > 0) { all = op(all, p.value); }",
+     "    if (p.size > 0 && !is_nan(p.value)) { all = op(all, p.value); }", ["mpi"]),
     ("mpi-engine-skips-a-rank", "mpi.hpp", "    if (p.size > 0) { all = op(all, p.value); }",
      "    if (p.size > 0 && &p != &parts.back()) { all = op(all, p.value); }", ["mpi"]),
 ]
@@ -120,6 +124,8 @@ def build_and_run(tree, key, log):
 
 def run_mutant(m, keep):
     mid, rel, old, new, keys = m
+    if keep:
+        os.makedirs(keep, exist_ok=True)
     tree = tempfile.mkdtemp(prefix="fusekit-mut-", dir=keep)
     for d in ("include", "tests"):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))

@@ -421,7 +421,8 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   call_key key(f);
   key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
   add_options(key, o);
-  collective_check(comm, key, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{policy.local}, true); });
+  cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
+  collective_check(comm, key, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true); });
   // L and N agree, and some rank has rows.
   std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
   std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
@@ -460,7 +461,7 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
     };
   }
   fit_report report = cpu_fit_checked(
-      policy.local, X, Y, W, collective, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
+      local, X, Y, W, collective, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
       [&](auto* g) { ordered_allreduce_sum(comm, g, L); }, false);
   report.path = "mpi";
   return report;

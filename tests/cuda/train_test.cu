@@ -505,6 +505,21 @@ TEST(GpuFit, ProgressAtEachHostCheck) {
   EXPECT_EQ(seen[0].running, 0);
 }
 
+// Extents whose element count wraps int64 would size a workspace too small
+// for the buffers the fit then writes: rejected, naming the matrix. A host
+// function: no device needed.
+TEST(FitWorkspace, ExtentsThatWrapAreRejected) {
+  std::int64_t const huge = std::int64_t{1} << 62;
+  try {
+    (void)fusekit::fit_workspace_bytes<float>(huge, 4, 1);
+    ADD_FAILURE() << "accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("X (K x L) is"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)fusekit::fit_workspace_bytes<double>(8, std::int64_t{1} << 32, std::int64_t{1} << 32),
+               fusekit::invalid_argument);
+}
+
 }  // namespace
 
 namespace {

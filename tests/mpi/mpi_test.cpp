@@ -399,6 +399,28 @@ TEST(Mpi, ProgressCallbackThrowingOnOneRankStopsEveryRank) {
   }
 }
 
+// A NaN on one rank gives NaN on every rank, for every algorithm: the ranks'
+// results are folded with fusekit's minimum and maximum (IEEE 754-2019's),
+// not with MPI_MIN and MPI_MAX, whose NaN rules are the MPI library's. Without
+// a NaN, min and max are exact, so every algorithm gives the single-process bits.
+TEST(Mpi, NanOnOneRankGivesNanOnEveryRank) {
+  std::vector<float> x(3000);
+  for (std::size_t i = 0; i < x.size(); ++i) { x[i] = static_cast<float>((i * 7919) % 3001) - 1500.0f + rank_here(); }
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  for (auto a : {fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+    float lo = 0, hi = 0;
+    fusekit::reduce(world, ::cuda::std::span<const float>(x), &lo, fusekit::minimum{}, INFINITY, a);
+    fusekit::reduce(world, ::cuda::std::span<const float>(x), &hi, fusekit::maximum{}, -INFINITY, a);
+    EXPECT_EQ(lo, -1500.0f) << fusekit::to_string(a);
+    EXPECT_EQ(hi, 1500.0f + static_cast<float>(ranks_here() - 1)) << fusekit::to_string(a);
+    std::vector<float> y = x;
+    if (rank_here() == ranks_here() - 1) { y[1234] = NAN; }
+    fusekit::reduce(world, ::cuda::std::span<const float>(y), &lo, fusekit::minimum{}, INFINITY, a);
+    fusekit::reduce(world, ::cuda::std::span<const float>(y), &hi, fusekit::maximum{}, -INFINITY, a);
+    EXPECT_TRUE(std::isnan(lo) && std::isnan(hi)) << fusekit::to_string(a) << ": " << lo << ", " << hi;
+  }
+}
+
 // MPI_COMM_NULL and shard offsets that cannot be: invalid_argument, before any
 // MPI call for the null communicator (MPI's default handler ended the job).
 TEST(Mpi, NullCommunicatorAndBadOffsetsAreRejected) {

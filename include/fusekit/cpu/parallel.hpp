@@ -50,6 +50,13 @@ inline constexpr int cpu_thread_limit_per_processor = 4;
 /// thread team costs more than the work.
 inline constexpr std::int64_t cpu_parallel_threshold = 1 << 15;
 
+/// A conjugate-gradient fit of less work than this in all (K·L·(L + N) for
+/// the Gram matrix and N·L³ for the iterations: a few milliseconds) runs on
+/// the calling thread: on 2 cores a team saved nothing there, and with a busy
+/// process beside it a descheduled thread cost 6–24 ms at the 90th percentile
+/// (cpu/train.hpp).
+inline constexpr std::int64_t cpu_small_fit_work = std::int64_t{1} << 22;
+
 /// The threads a CPU call uses: OpenMP's default for 0, else `threads` up to 4
 /// per processor (more only adds contention, and a huge team exhausts memory:
 /// `cpu{INT_MAX}` used to end the process). A negative count is rejected.

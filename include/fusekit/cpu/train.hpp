@@ -477,12 +477,25 @@ struct compute_weights {
 /// every process, `sum(values, count)` sums over the processes, and
 /// `after_direct(g)` follows each direct gradient (both nothing for one
 /// process).
+/// The policy a fit runs on: a small CG fit on the calling thread alone. Its
+/// work is a few milliseconds, which a team did not speed up, and on a busy
+/// machine each parallel region (the checks, the Gram matrix, the outputs)
+/// waited a scheduler slice for a descheduled thread (README, "Under load").
+/// CG ends in about L iterations, so its work is known: the Gram matrix,
+/// then N·L³. Threads change no bit of a fit.
+inline cpu fit_policy(const cpu& given, const gd_options& o, std::int64_t K, std::int64_t L, std::int64_t N) {
+  double const k = static_cast<double>(K), l = static_cast<double>(L), n = static_cast<double>(N);
+  double const work = k * l * (l + n) + n * l * l * l;  // in double: it may pass 2^63
+  bool const small_cg = o.method == gd_method::conjugate_gradient && work < static_cast<double>(cpu_small_fit_work);
+  return small_cg ? cpu{1} : given;
+}
+
 template <class T, class SumOverProcesses, class AfterDirect>
 fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                            std::int64_t total_rows, const SumOverProcesses& sum, const AfterDirect& after_direct,
                            bool parallel_direct) {
   using C = cpu_compute_t;
-  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  std::int64_t const L = X.extent(1), N = Y.extent(1), K = X.extent(0);
   fit_report report;
   report.formulation = resolve_formulation(o.formulation, total_rows, L);
   bool const gram = report.formulation == gd_formulation::gram;
@@ -494,7 +507,7 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   // Outputs in parallel only when one iteration over all of them is work enough:
   // a team for a small fit costs more than it saves, and on a busy machine one
   // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
-  bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : X.extent(0)) >= cpu_parallel_threshold;
+  bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_parallel_threshold;
   compute_weights<C, T> weights(W);
   cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), gram ? 0 : X.extent(0), parallel,
                  cpu_iterate_of<C>(sys, p, X, Y, after_direct), report);
@@ -503,7 +516,9 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
 }
 
 template <class T>
-fit_report run(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  // check_fit's non_finite_counter (a reduction) needs the policy by reference: a local.
+  cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
   fit_report report = cpu_fit_checked(policy, X, Y, W, o, X.extent(0), no_processes{}, no_processes{}, true);
   report.path = "cpu";

@@ -264,8 +264,12 @@ struct arena_non_finite_counter {
 template <class T>
 std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o,
                                     const tuning& t = tuning{}) {
+  const char* const f = "fusekit::fit_workspace_bytes";
+  std::int64_t const counts[] = {checked_elements(f, "X (K x L)", K, L, sizeof(T)),
+                                 checked_elements(f, "Y (K x N)", K, N, sizeof(T)),
+                                 checked_elements(f, "W (N x L)", N, L, sizeof(T))};
   workspace_arena arena = workspace_arena::measure();
-  for (std::int64_t values : {K * L, K * N, N * L}) {  // as arena_non_finite_counter takes them, for X, Y and W
+  for (std::int64_t values : counts) {  // as arena_non_finite_counter takes them, for X, Y and W
     std::size_t const mark = arena.mark();
     arena.take(sizeof(std::int64_t));
     arena.take(tree_temp_bytes<std::int64_t>(values));
