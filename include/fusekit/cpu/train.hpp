@@ -473,10 +473,6 @@ struct compute_weights {
   }
 };
 
-/// A CPU fit after its checks, on this process's rows: `total_rows` is K over
-/// every process, `sum(values, count)` sums over the processes, and
-/// `after_direct(g)` follows each direct gradient (both nothing for one
-/// process).
 /// The policy a fit runs on: a small CG fit on the calling thread alone. Its
 /// work is a few milliseconds, which a team did not speed up, and on a busy
 /// machine each parallel region (the checks, the Gram matrix, the outputs)
@@ -490,6 +486,10 @@ inline cpu fit_policy(const cpu& given, const gd_options& o, std::int64_t K, std
   return small_cg ? cpu{1} : given;
 }
 
+/// A CPU fit after its checks, on this process's rows: `total_rows` is K over
+/// every process, `sum(values, count)` sums over the processes, and
+/// `after_direct(g)` follows each direct gradient (both nothing for one
+/// process).
 template <class T, class SumOverProcesses, class AfterDirect>
 fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                            std::int64_t total_rows, const SumOverProcesses& sum, const AfterDirect& after_direct,
