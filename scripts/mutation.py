@@ -85,6 +85,8 @@ MUTANTS = [
      "FUSEKIT_EXPECTS(offset >= -1000,", ["mpi"]),
     ("mpi-null-communicator", "mpi.hpp", "FUSEKIT_EXPECTS(comm != MPI_COMM_NULL,", "FUSEKIT_EXPECTS(true,", ["mpi"]),
     ("mpi-callback-throw-not-shared", "mpi.hpp", "      if (first < ranks) {", "      if (false) {", ["mpi"]),
+    ("mpi-cgls-residual-not-summed", "cpu/train.hpp", "  sum(o.previous.data(), L);\n", "\n", ["mpi"]),
+    ("mpi-cgls-curvature-not-summed", "cpu/train.hpp", "    sum(&value, 1);\n", "\n", ["mpi"]),
     ("mpi-rank-zero-twice", "mpi.hpp", "for (int r = 1; r < ranks; ++r) { s = s + at(r, i); }",
      "for (int r = 0; r < ranks; ++r) { s = s + at(r, i); }", ["mpi"]),
     ("mpi-power-iteration-local", "mpi.hpp",

@@ -35,8 +35,10 @@
 ///   what that moves within the tolerance.
 /// * `fit` with the direct formulation sums each output's gradient over the
 ///   ranks in rank order at every iteration (and the power iteration's
-///   products likewise): the same W and statuses on every rank; across P, the
-///   same bound as above for each gradient.
+///   products likewise; conjugate gradients, CGLS, sum qᵀq and r = Xᵀρ, two
+///   collectives per iteration, each rank keeping its rows of ρ): the same W
+///   and statuses on every rank; across P, the same bound as above for each
+///   gradient.
 /// * `transform` and `predict` are local: each rank's rows, no communication.
 ///
 /// **Errors are collective.** An argument that fails on any rank throws
@@ -428,16 +430,10 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
   FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, shapes.data(), 3, MPI_INT64_T, comm));
   std::int64_t const K = rows_in_all(std::string(f) + " (mpi)", shapes);
-  std::int64_t const L = X.extent(1);
-
-  FUSEKIT_EXPECTS(o.method != gd_method::conjugate_gradient ||
-                      resolve_formulation(o.formulation, K, L) == gd_formulation::gram,
-                  std::string(f) + " (mpi): conjugate_gradient with the direct formulation (CGLS) is not offered "
-                                   "across processes; use the gram formulation");
   // Gram: A and B summed over the ranks once, then no communication in the
   // iterations, so outputs may run in parallel. Direct: every gradient (and
-  // the power iteration's every product) is summed over the ranks, outputs
-  // one after another.
+  // the power iteration's every product, CGLS's qᵀq and r) is summed over the
+  // ranks, outputs one after another.
   // Every rank calls the progress callback at the same iterations; one that
   // throws on some ranks throws on all (its own exception where it threw, a
   // runtime_error naming the rank elsewhere), with W the iterate at that point.
@@ -461,8 +457,8 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
     };
   }
   fit_report report = cpu_fit_checked(
-      local, X, Y, W, collective, K, [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
-      [&](auto* g) { ordered_allreduce_sum(comm, g, L); }, false);
+      local, X, Y, W, collective, K,
+      [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); }, false);
   report.path = "mpi";
   return report;
 }

@@ -188,8 +188,6 @@ struct normal_operator {
 struct no_processes {
   template <class V>
   FUSEKIT_HD void operator()(V*, std::int64_t) const {}
-  template <class V>
-  FUSEKIT_HD void operator()(V*) const {}
 };
 
 /// λ of XᵀX without forming it (the direct formulation); with `scale` (L
@@ -313,11 +311,25 @@ struct cpu_output {
   bool cg = false;
 };
 
+/// A sum over this process's rows turned into the sum over every process's
+/// (`sum(values, count)`, nothing for one process).
+template <class Sum>
+struct total_over_processes {
+  Sum sum;
+  template <class C>
+  FUSEKIT_HD C operator()(C value) const {
+    sum(&value, 1);
+    return value;
+  }
+};
+
 /// One CGLS call of output n (detail/conjugate_gradient.hpp): q = X d, the
 /// shared update of the rows' residual, r = Xᵀρ and the shared direction.
-template <class C, class T, class M>
+/// Across processes (`sum`, as in make_cpu_system), qᵀq and r are summed over
+/// them, in rank order: every process then takes the same step.
+template <class C, class T, class M, class SumOverProcesses>
 bool cgls_step(matrix<const T> X, matrix<const T> Y, std::int64_t n, const descent_params<C>& p, cpu_output<C>& o,
-               C* w, const M& m) {
+               C* w, const M& m, const SumOverProcesses& sum) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   serial_team const team;
   C* const rho = o.rows.data();
@@ -325,8 +337,9 @@ bool cgls_step(matrix<const T> X, matrix<const T> Y, std::int64_t n, const desce
   C* const d = o.point.data();
   rows_times(X, static_cast<const C*>(d), q);
   cgls_rows(team, o.state, K, L, w, d, element_of<C>{q}, column_of<T, C>{Y.data_handle() + n, N},
-            reference_of<C>{rho});
+            reference_of<C>{rho}, total_over_processes<SumOverProcesses>{sum});
   columns_times(X, static_cast<const C*>(rho), o.previous.data());
+  sum(o.previous.data(), L);
   return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m);
 }
 
@@ -375,11 +388,11 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
 }
 
 /// For cpu_descend: output n's call of the method, on A and B (Gram) or on X
-/// and Y (direct; `after_direct(g)` follows each direct gradient, e.g. a sum
-/// over MPI ranks).
-template <class C, class T, class AfterDirect>
+/// and Y (direct; its sums over the rows are then summed over the processes
+/// by `sum(values, count)`, as in make_cpu_system).
+template <class C, class T, class SumOverProcesses>
 auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix<const T> X, matrix<const T> Y,
-                    const AfterDirect& after_direct) {
+                    const SumOverProcesses& sum) {
   std::int64_t const L = X.extent(1);
   const C* const a = sys.A.data();
   const C* const b = sys.B.data();
@@ -389,7 +402,7 @@ auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix
     return [=](cpu_output<C>& o, C* w) {
       serial_team const team;
       if (p.method == gd_method::conjugate_gradient) {
-        if (!gram) { return cgls_step(X, Y, n, p, o, w, m); }
+        if (!gram) { return cgls_step(X, Y, n, p, o, w, m, sum); }
         gram_product(team, a, L, o.point.data(), o.g.data());
         return cg_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()},
                        element_of<C>{b + n * L}, m);
@@ -398,7 +411,7 @@ auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix
         gram_gradient(team, a, b + n * L, L, o.point.data(), o.g.data());
       } else {
         direct_gradient(X, Y, n, static_cast<const C*>(o.point.data()), o.delta.data(), o.g.data());
-        after_direct(o.g.data());
+        sum(o.g.data(), L);
       }
       return descent_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()}, m);
     };
@@ -487,13 +500,11 @@ inline cpu fit_policy(const cpu& given, const gd_options& o, std::int64_t K, std
 }
 
 /// A CPU fit after its checks, on this process's rows: `total_rows` is K over
-/// every process, `sum(values, count)` sums over the processes, and
-/// `after_direct(g)` follows each direct gradient (both nothing for one
-/// process).
-template <class T, class SumOverProcesses, class AfterDirect>
+/// every process, and `sum(values, count)` sums over the processes (nothing
+/// for one): A and B, or each direct gradient, CGLS's qᵀq and r.
+template <class T, class SumOverProcesses>
 fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           std::int64_t total_rows, const SumOverProcesses& sum, const AfterDirect& after_direct,
-                           bool parallel_direct) {
+                           std::int64_t total_rows, const SumOverProcesses& sum, bool parallel_direct) {
   using C = cpu_compute_t;
   std::int64_t const L = X.extent(1), N = Y.extent(1), K = X.extent(0);
   fit_report report;
@@ -510,7 +521,7 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_parallel_threshold;
   compute_weights<C, T> weights(W);
   cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), gram ? 0 : X.extent(0), parallel,
-                 cpu_iterate_of<C>(sys, p, X, Y, after_direct), report);
+                 cpu_iterate_of<C>(sys, p, X, Y, sum), report);
   weights.finish(W, report);
   return report;
 }
@@ -520,7 +531,7 @@ fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, 
   // check_fit's non_finite_counter (a reduction) needs the policy by reference: a local.
   cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
-  fit_report report = cpu_fit_checked(policy, X, Y, W, o, X.extent(0), no_processes{}, no_processes{}, true);
+  fit_report report = cpu_fit_checked(policy, X, Y, W, o, X.extent(0), no_processes{}, true);
   report.path = "cpu";
   return report;
 }

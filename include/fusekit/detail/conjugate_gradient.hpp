@@ -16,6 +16,8 @@
 ///       first call (d = w):   ρ = y − q
 ///       then:                 α = γ / qᵀq;  w ← w + α d;  ρ ← ρ − α q
 ///       both:                 r = Xᵀρ
+///   Across processes (fusekit::mpi), each holds its rows of ρ and q; qᵀq and
+///   r are summed over them, and the rest is the same on every process.
 ///
 /// Then, in both (`cg_direction`), with m the preconditioner's diagonal:
 ///
@@ -96,21 +98,30 @@ FUSEKIT_HD bool cg_step(const Team& team, const descent_params<T>& p, descent_st
   return cg_direction(team, p, s, L, w, r, d, scaling);
 }
 
+/// One process holds every row: a sum over the rows is already the total.
+struct rows_here_only {
+  template <class T>
+  FUSEKIT_HD T operator()(T value) const {
+    return value;
+  }
+};
+
 /// CGLS's update of the rows' residual ρ, after the caller has written
 /// q = X·d as `q(k)` (k < K; d holds w on the first call); `y(k)` is y_k and
 /// `rho(k)` a reference to ρ_k. First call: ρ = y − q. Then α = γ/qᵀq,
 /// w ← w + α d, ρ ← ρ − α q. The caller then writes r = Xᵀρ and calls
-/// `cg_direction`.
-template <class T, class Team, class Q, class Y, class Rho>
+/// `cg_direction`. `total(v)` turns a sum over these K rows into the sum over
+/// every process's rows (identity for one process).
+template <class T, class Team, class Q, class Y, class Rho, class Total = rows_here_only>
 FUSEKIT_HD void cgls_rows(const Team& team, descent_state<T>& s, std::int64_t K, std::int64_t L, T* w, const T* d,
-                          const Q& q, const Y& y, const Rho& rho) {
+                          const Q& q, const Y& y, const Rho& rho, const Total& total = Total{}) {
   if (!s.started) {
     team.for_each(K, [&](std::int64_t k) { rho(k) = y(k) - q(k); });
   } else {
-    T const q2 = team.template sum<T>(K, [&](std::int64_t k) {
+    T const q2 = total(team.template sum<T>(K, [&](std::int64_t k) {
       T const v = q(k);
       return v * v;
-    });
+    }));
     T const alpha = s.gamma / q2;
     team.for_each(L, [&](std::int64_t l) { w[l] = w[l] + alpha * d[l]; });
     team.for_each(K, [&](std::int64_t k) { rho(k) = rho(k) - alpha * q(k); });
