@@ -59,6 +59,7 @@
 #include <fusekit/detail/numeric.hpp>
 #include <fusekit/detail/rounding.hpp>
 #include <fusekit/detail/tanh.hpp>
+#include <fusekit/elementwise_types.hpp>
 
 #include <cuda/std/tuple>
 
@@ -149,7 +150,7 @@ struct fast_tanh_activate {
 /// A stage that declares its arity, and its result type R (void: the running
 /// value's type, or what f returns when the host can ask it). Made by `unary`
 /// and `binary`, for callables the host cannot inspect (`__device__` lambdas).
-template <int Arity, class F, class R = void>
+template <int Arity, class F, class R>
 struct stage {
   static_assert(Arity == 1 || Arity == 2, "fusekit::stage: the arity is 1 (unary) or 2 (binary)");
   static constexpr int arity = Arity;
@@ -193,11 +194,6 @@ struct stage_result<stage<N, F, R>, V, A...> {
   };
   using type = std::conditional_t<std::is_void_v<R>, typename asked<F>::type, R>;
 };
-
-template <class S, class = void>
-struct declared_arity : std::integral_constant<int, 0> {};
-template <class S>
-struct declared_arity<S, std::void_t<decltype(S::arity)>> : std::integral_constant<int, int{S::arity}> {};
 
 /// Arity of stage S when the running value has type V: declared, else detected.
 template <class S, class V>

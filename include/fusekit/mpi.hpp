@@ -60,7 +60,7 @@
 /// naming the rank elsewhere (one MPI_Allreduce per callback).
 
 #include <fusekit/fusekit.hpp>
-#include <fusekit/detail/distributed_tree.hpp>
+#include <fusekit/cpu/distributed.hpp>
 
 // The C API only: MPI's deprecated C++ bindings are not needed (and warn).
 #ifndef OMPI_SKIP_MPICXX
@@ -81,6 +81,29 @@
 #include <vector>
 
 namespace fusekit {
+
+/// An MPI call that failed: MPI's error string and code, the call and where
+/// it was made (as `cuda_error` for the CUDA libraries). MPI's default handler
+/// aborts the job first; a communicator whose handler returns errors
+/// (`MPI_ERRORS_RETURN`) gets this exception instead.
+class mpi_error : public std::runtime_error {
+ public:
+  mpi_error(int code, const char* call, const char* file, int line)
+      : std::runtime_error(describe(code, call, file, line)), code_(code) {}
+
+  /// The code the call returned.
+  [[nodiscard]] int code() const noexcept { return code_; }
+
+ private:
+  static std::string describe(int code, const char* call, const char* file, int line) {
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) { length = 0; }
+    return "fusekit: MPI error " + std::to_string(code) + " (" + std::string(text, static_cast<std::size_t>(length)) +
+           ") in '" + call + "' at " + file + ":" + std::to_string(line);
+  }
+  int code_;
+};
 
 /// fusekit::cpu on every rank of `comm`, combined through MPI (see the file comment).
 struct mpi {
@@ -115,11 +138,14 @@ MPI_Datatype mpi_type() {
   }
 }
 
-/// An MPI call that fails throws std::runtime_error naming the call (MPI's
+/// An MPI call that fails throws fusekit::mpi_error naming the call (MPI's
 /// default handler aborts first unless the communicator returns errors).
-#define FUSEKIT_MPI_TRY(call)                                                                   \
-  do {                                                                                          \
-    if ((call) != MPI_SUCCESS) { throw std::runtime_error("fusekit: MPI call '" #call "' failed"); } \
+#define FUSEKIT_MPI_TRY(call)                                                            \
+  do {                                                                                   \
+    int const fusekit_mpi_code_ = (call);                                                \
+    if (fusekit_mpi_code_ != MPI_SUCCESS) {                                              \
+      throw ::fusekit::mpi_error(fusekit_mpi_code_, #call, __FILE__, __LINE__);          \
+    }                                                                                    \
   } while (0)
 
 inline int mpi_rank(MPI_Comm comm) {

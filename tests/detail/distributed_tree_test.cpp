@@ -4,7 +4,7 @@
 // shards, shards of one value, shards inside one tile, shards given in any
 // rank order), moving the heads as planned, summing each rank's tiles and
 // finishing the tree over all tile sums gives the single-process sum's bits.
-#include <fusekit/detail/distributed_tree.hpp>
+#include <fusekit/cpu/distributed.hpp>
 #include <fusekit/fusekit.hpp>
 
 #include <gtest/gtest.h>

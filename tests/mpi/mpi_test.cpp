@@ -231,6 +231,30 @@ TEST(Mpi, ConjugateGradientMatchesTheSingleProcessFit) {
   }
 }
 
+// A failing MPI call throws fusekit::mpi_error with MPI's code and string and
+// the call, once the communicator returns errors instead of aborting.
+TEST(Mpi, AFailingCallThrowsMpiErrorWithMpisMessage) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), MPI_SUCCESS);
+  int const mine = 1;
+  int sum = 0;
+  try {
+    // A negative count is an MPI error (MPI_ERR_COUNT) on every rank.
+    FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &sum, -1, MPI_INT, MPI_SUM, comm));
+    ADD_FAILURE() << "no exception";
+  } catch (const fusekit::mpi_error& e) {
+    EXPECT_NE(e.code(), MPI_SUCCESS);
+    std::string const what = e.what();
+    EXPECT_NE(what.find("MPI_Allreduce"), std::string::npos) << what;
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    MPI_Error_string(e.code(), text, &length);
+    EXPECT_NE(what.find(std::string(text, static_cast<std::size_t>(length))), std::string::npos) << what;
+  }
+  MPI_Comm_free(&comm);
+}
+
 // The documentation's snippets (tests/snippets/check_snippets.py finds them in README.md and mpi.hpp).
 TEST(Mpi, DocumentationSnippets) {
   std::int64_t const K = 64, L = 3, N = 2;

@@ -10,6 +10,7 @@
 /// direct form, CGLS, keeps its residual of the rows here.
 
 #include <fusekit/cpu/parallel.hpp>
+#include <fusekit/cpu/reduce.hpp>
 #include <fusekit/detail/conjugate_gradient.hpp>
 #include <fusekit/detail/descent.hpp>
 #include <fusekit/detail/dispatch.hpp>

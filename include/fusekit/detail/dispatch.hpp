@@ -55,8 +55,8 @@ constexpr bool policy_usable() {
                 "fusekit: the first argument is the execution policy: use fusekit::cuda{stream} or fusekit::cpu{} "
                 "(a Thrust or CUB execution policy is not one)");
   static_assert(!is_policy_v<Policy> || backend_available<Tag, Policy>::value,
-                "fusekit::cuda needs the GPU backend: include <fusekit/fusekit.cuh> (and <fusekit/train.cuh> for "
-                "fit and predict) and compile this file with nvcc");
+                "fusekit::cuda needs the GPU backend: include <fusekit/fusekit.cuh> and compile this file with "
+                "nvcc (fit and predict: link fusekit::train)");
   return is_policy_v<Policy> && backend_available<Tag, Policy>::value;
 }
 

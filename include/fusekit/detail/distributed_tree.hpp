@@ -18,7 +18,6 @@
 /// rank, for any number of ranks and any split.
 
 #include <fusekit/config.hpp>
-#include <fusekit/cpu/reduce.hpp>
 #include <fusekit/detail/reduce_tree.hpp>
 #include <fusekit/error.hpp>
 
@@ -178,19 +177,6 @@ struct shifted_source {
   std::int64_t shift;
   FUSEKIT_HD FUSEKIT_FORCEINLINE auto operator()(std::int64_t i) const { return inner(i + shift); }
 };
-
-/// This rank's tile results over its values (`local`, indexed from 0) and the
-/// tail it received: what one process computes for tiles [first_tile, end_tile).
-template <class Acc, class Src, class Op>
-std::vector<Acc> owned_tile_results(const cpu& policy, const Src& local, const shard& me, const Acc* tail,
-                                    const tree_exchange& x, const Op& op) {
-  std::vector<Acc> tiles(static_cast<std::size_t>(x.end_tile - x.first_tile));
-  if (!tiles.empty()) {
-    cpu_tree_tiles(policy, stitched_source<Acc, Src>{local, me.offset, me.size, tail}, op, x.n, x.first_tile,
-                   x.end_tile, tiles.data());
-  }
-  return tiles;
-}
 
 }  // namespace detail
 }  // namespace fusekit

@@ -6,7 +6,7 @@
 
 #include <fusekit/detail/numeric.hpp>
 #include <fusekit/detail/validate.hpp>
-#include <fusekit/functors.hpp>
+#include <fusekit/elementwise_types.hpp>
 
 #include <cuda/std/span>
 

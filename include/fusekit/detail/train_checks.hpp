@@ -5,10 +5,11 @@
 /// check names the argument and the constraint, and runs before anything is
 /// launched or written.
 
+#include <fusekit/detail/dispatch.hpp>
 #include <fusekit/detail/numeric.hpp>
 #include <fusekit/detail/validate.hpp>
 #include <fusekit/error.hpp>
-#include <fusekit/reduce.hpp>
+#include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>
 
 #include <cuda/std/span>
@@ -53,14 +54,16 @@ inline void expect_written_apart(const char* f, const named_range& written, cons
 }
 
 /// Counts the non-finite values of a view with the policy's own deterministic
-/// sum (a one-pass transform_reduce).
+/// sum: its backend's one-pass transform_reduce, called directly (a fit's
+/// views are checked already), whose backend the caller has included.
 template <class Policy>
 struct non_finite_counter {
   const Policy& policy;
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
-    return transform_reduce(policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{}, count_non_finite{},
-                            values);
+    return run(scalar_result_tag{}, policy, accumulate_in<std::int64_t>{}, [&](std::int64_t* out) {
+      run(transform_reduce_sum_tag{}, policy, out, reduce_algorithm::deterministic, count_non_finite{}, values);
+    });
   }
 };
 
