@@ -55,10 +55,11 @@ std::int64_t parse_size(const std::string& s) {
 int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--help") == 0) {
-      std::printf("usage: mpirun -np P distributed_bench [--sizes=LIST] [--repeats=R]\n"
-                  "  --sizes   sum sizes, numbers or 2^k, comma-separated (default 2^16,2^20,2^24)\n"
-                  "  --repeats timed runs per case, median reported (default 7)\n"
-                  "prints CSV on rank 0: task,algorithm,ranks,n,seconds\n");
+      std::printf(
+          "usage: mpirun -np P distributed_bench [--sizes=LIST] [--repeats=R]\n"
+          "  --sizes   sum sizes, numbers or 2^k, comma-separated (default 2^16,2^20,2^24)\n"
+          "  --repeats timed runs per case, median reported (default 7)\n"
+          "prints CSV on rank 0: task,algorithm,ranks,n,seconds\n");
       return 0;
     }
   }
@@ -123,8 +124,8 @@ int main(int argc, char** argv) {
                          fusekit::matrix<const double>(Y.data(), rows, N), fusekit::matrix<double>(W.data(), N, L), o);
     });
     if (rank == 0) {
-      std::printf("fit_100_iterations,%s,%d,%lld,%.6e\n", f == fusekit::gd_formulation::gram ? "gram" : "direct",
-                  ranks, static_cast<long long>(K), s);
+      std::printf("fit_100_iterations,%s,%d,%lld,%.6e\n", f == fusekit::gd_formulation::gram ? "gram" : "direct", ranks,
+                  static_cast<long long>(K), s);
     }
   }
   MPI_Finalize();

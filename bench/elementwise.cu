@@ -46,7 +46,8 @@ void BM_gpu_copy(benchmark::State& state) {
   for (auto _ : state) {
     flush(nullptr);
     cuda_event_timer const timer(state, nullptr, &seconds);
-    copy_kernel<<<grid, 256>>>(reinterpret_cast<const float4*>(in.data()), reinterpret_cast<float4*>(out.data()), n / 4);
+    copy_kernel<<<grid, 256>>>(reinterpret_cast<const float4*>(in.data()), reinterpret_cast<float4*>(out.data()),
+                               n / 4);
   }
   FUSEKIT_CHECK_LAUNCH();
   fusekit::bench::record_roofline(state, "gpu/copy", n, 8.0 * static_cast<double>(n), seconds);
@@ -116,24 +117,51 @@ void BM_cpu_layer(benchmark::State& state) {
 }
 
 void register_benchmarks() {
-  std::vector<std::int64_t> const gpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
-  std::vector<std::int64_t> const cpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, 10000000, std::int64_t{1} << 24});
+  std::vector<std::int64_t> const gpu_sizes =
+      fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
+  std::vector<std::int64_t> const cpu_sizes =
+      fusekit::bench::sizes_or({std::int64_t{1} << 20, 10000000, std::int64_t{1} << 24});
   auto sizes = [](benchmark::internal::Benchmark* b, const std::vector<std::int64_t>& ns) {
     for (auto n : ns) { b->Arg(n); }
   };
   if (fusekit::has_cuda_device()) {
     // The copy first: the others report their bandwidth as a share of it.
-    sizes(benchmark::RegisterBenchmark("gpu/copy", BM_gpu_copy)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
-    sizes(benchmark::RegisterBenchmark("gpu/fused/f32", BM_gpu_layer<float, true>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
-    sizes(benchmark::RegisterBenchmark("gpu/unfused/f32", BM_gpu_layer<float, false>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
-    sizes(benchmark::RegisterBenchmark("gpu/fused/u8", BM_gpu_layer<std::uint8_t, true>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
-    sizes(benchmark::RegisterBenchmark("gpu/unfused/u8", BM_gpu_layer<std::uint8_t, false>)->UseManualTime()->Unit(benchmark::kMicrosecond), gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/copy", BM_gpu_copy)->UseManualTime()->Unit(benchmark::kMicrosecond),
+          gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/fused/f32", BM_gpu_layer<float, true>)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond),
+          gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/unfused/f32", BM_gpu_layer<float, false>)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond),
+          gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/fused/u8", BM_gpu_layer<std::uint8_t, true>)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond),
+          gpu_sizes);
+    sizes(benchmark::RegisterBenchmark("gpu/unfused/u8", BM_gpu_layer<std::uint8_t, false>)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond),
+          gpu_sizes);
   }
   sizes(benchmark::RegisterBenchmark("cpu/copy", BM_cpu_copy)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
-  sizes(benchmark::RegisterBenchmark("cpu/fused/f32", BM_cpu_layer<float, true>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
-  sizes(benchmark::RegisterBenchmark("cpu/unfused/f32", BM_cpu_layer<float, false>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
-  sizes(benchmark::RegisterBenchmark("cpu/fused/u8", BM_cpu_layer<std::uint8_t, true>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
-  sizes(benchmark::RegisterBenchmark("cpu/unfused/u8", BM_cpu_layer<std::uint8_t, false>)->UseRealTime()->Unit(benchmark::kMicrosecond), cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/fused/f32", BM_cpu_layer<float, true>)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/unfused/f32", BM_cpu_layer<float, false>)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/fused/u8", BM_cpu_layer<std::uint8_t, true>)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/unfused/u8", BM_cpu_layer<std::uint8_t, false>)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
 }
 
 }  // namespace

@@ -59,8 +59,16 @@ struct device_array {
 // The layer's data in every memory kind, for one n (one size lives at a time).
 struct layer_data {
   explicit layer_data(std::int64_t n)
-      : n(n), grey(static_cast<std::size_t>(n)), w(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n)),
-        p_grey(n), p_w(n), p_out(n), d_grey(n), d_w(n), d_out(n) {
+      : n(n),
+        grey(static_cast<std::size_t>(n)),
+        w(static_cast<std::size_t>(n)),
+        out(static_cast<std::size_t>(n)),
+        p_grey(n),
+        p_w(n),
+        p_out(n),
+        d_grey(n),
+        d_w(n),
+        d_out(n) {
     fusekit::bench::fill_layer_inputs<<<1024, 256>>>(d_grey.data, d_w.data, n);
     FUSEKIT_CHECK_LAUNCH();
     FUSEKIT_CUDA_TRY(cudaMemcpy(p_grey.data, d_grey.data, static_cast<std::size_t>(n), cudaMemcpyDeviceToHost));

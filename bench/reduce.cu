@@ -50,7 +50,9 @@ __host__ __device__ T value_at(std::int64_t i) {
 
 template <class T>
 __global__ void fill(T* x, std::int64_t n) {
-  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) { x[i] = value_at<T>(i); }
+  for (std::int64_t i = fusekit::detail::global_thread_id(); i < n; i += fusekit::detail::grid_stride()) {
+    x[i] = value_at<T>(i);
+  }
 }
 
 template <class T>
@@ -69,7 +71,8 @@ std::string series(const char* backend, const char* algorithm) {
 }
 
 void set_error(benchmark::State& state, long double got, long double ref) {
-  state.counters["rel_error"] = ref == 0 ? static_cast<double>(fabsl(got)) : static_cast<double>(fabsl((got - ref) / ref));
+  state.counters["rel_error"] =
+      ref == 0 ? static_cast<double>(fabsl(got)) : static_cast<double>(fabsl((got - ref) / ref));
 }
 
 // ---- GPU ---------------------------------------------------------------------
@@ -128,7 +131,8 @@ void BM_gpu_reduce(benchmark::State& state, reduce_algorithm algorithm) {
   std::int64_t const n = state.range(0);
   auto& data = gpu_data<T>(n);
   device_buffer<Acc> out(1);
-  device_buffer<std::byte> workspace(fusekit::reduce_sum_workspace_bytes<T, Acc>(static_cast<std::size_t>(n), algorithm));
+  device_buffer<std::byte> workspace(
+      fusekit::reduce_sum_workspace_bytes<T, Acc>(static_cast<std::size_t>(n), algorithm));
   fusekit::bench::l2_flush const flush;
   double seconds = 0;
   for (auto _ : state) {
@@ -234,11 +238,17 @@ void register_gpu(const std::vector<std::int64_t>& sizes) {
     }
   };
   constexpr std::int64_t all = std::int64_t{1} << 40;
-  add(series<T, Acc>("gpu", "naive_atomic"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); },
-      std::int64_t{1} << 24);
-  add(series<T, Acc>("gpu", "block_atomic"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); }, all);
-  add(series<T, Acc>("gpu", "cub"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::cub); }, all);
-  add(series<T, Acc>("gpu", "deterministic"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); }, all);
+  add(
+      series<T, Acc>("gpu", "naive_atomic"),
+      [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); }, std::int64_t{1} << 24);
+  add(
+      series<T, Acc>("gpu", "block_atomic"),
+      [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); }, all);
+  add(
+      series<T, Acc>("gpu", "cub"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::cub); }, all);
+  add(
+      series<T, Acc>("gpu", "deterministic"),
+      [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); }, all);
   add(series<T, Acc>("gpu", "thrust"), BM_gpu_thrust<T, Acc>, all);
 }
 
@@ -252,19 +262,25 @@ void register_cpu(const std::vector<std::int64_t>& sizes) {
   };
   // Each name runs its own algorithm on the CPU too; naive_atomic (one contended
   // host atomic per element) only at the smallest size.
-  add(series<T, Acc>("cpu", "naive_atomic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); },
-      sizes.front());
-  add(series<T, Acc>("cpu", "block_atomic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); });
+  add(
+      series<T, Acc>("cpu", "naive_atomic"),
+      [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); }, sizes.front());
+  add(series<T, Acc>("cpu", "block_atomic"),
+      [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); });
   add(series<T, Acc>("cpu", "cub"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::cub); });
-  add(series<T, Acc>("cpu", "deterministic"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); });
+  add(series<T, Acc>("cpu", "deterministic"),
+      [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); });
   add(series<T, Acc>("cpu", "std_reduce"), BM_cpu_std_reduce<T, Acc>);
 }
 
 void register_benchmarks() {
-  std::vector<std::int64_t> const gpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
-  std::vector<std::int64_t> const cpu_sizes = fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 26});
+  std::vector<std::int64_t> const gpu_sizes =
+      fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
+  std::vector<std::int64_t> const cpu_sizes =
+      fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 26});
   if (fusekit::has_cuda_device()) {
-    auto* read = benchmark::RegisterBenchmark("gpu/read/f32", BM_gpu_read)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    auto* read =
+        benchmark::RegisterBenchmark("gpu/read/f32", BM_gpu_read)->UseManualTime()->Unit(benchmark::kMicrosecond);
     for (auto n : gpu_sizes) { read->Arg(n); }
     register_gpu<float, float>(gpu_sizes);
     register_gpu<float, double>(gpu_sizes);

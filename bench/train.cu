@@ -58,8 +58,12 @@ template <class T>
 std::unique_ptr<problem<T>> make_problem(std::int64_t K, std::int64_t L, std::int64_t N) {
   auto p = std::make_unique<problem<T>>(problem<T>{K, L, N, std::vector<T>(K * L), std::vector<T>(K * N)});
   std::vector<double> w(N * L);
-  for (std::int64_t i = 0; i < N * L; ++i) { w[i] = fusekit::bench::standard_normal(static_cast<std::uint64_t>(i), 12); }
-  for (std::int64_t i = 0; i < K * L; ++i) { p->X[i] = fusekit::detail::uniform01<T>(static_cast<std::uint64_t>(i), 11); }
+  for (std::int64_t i = 0; i < N * L; ++i) {
+    w[i] = fusekit::bench::standard_normal(static_cast<std::uint64_t>(i), 12);
+  }
+  for (std::int64_t i = 0; i < K * L; ++i) {
+    p->X[i] = fusekit::detail::uniform01<T>(static_cast<std::uint64_t>(i), 11);
+  }
   for (std::int64_t k = 0; k < K; ++k) {
     for (std::int64_t n = 0; n < N; ++n) {
       double s = 0;
@@ -119,8 +123,8 @@ void cpu_fit_to_state(benchmark::State& state, std::int64_t K, std::int64_t L, s
 }
 
 template <class T>
-void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m,
-                gd_formulation f, std::int64_t fixed) {
+void BM_cpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m, gd_formulation f,
+                std::int64_t fixed) {
   cpu_fit_to_state<T>(state, K, L, N, options<T>(m, f, fixed));
 }
 
@@ -208,8 +212,8 @@ struct device_problem {
 };
 
 template <class T>
-void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m,
-                gd_formulation f, std::int64_t fixed, int path) {
+void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m, gd_formulation f,
+                std::int64_t fixed, int path) {
   auto const& p = get_problem<T>(K, L, N);
   device_problem<T> d(p);
   fusekit::fit_report r;
@@ -251,7 +255,9 @@ __global__ void dot_self(const T* g, T* out, std::int64_t L) {
 }
 template <class T>
 __global__ void axpy(T* w, const T* g, T lr, std::int64_t L) {
-  for (std::int64_t l = fusekit::detail::global_thread_id(); l < L; l += fusekit::detail::grid_stride()) { w[l] -= lr * g[l]; }
+  for (std::int64_t l = fusekit::detail::global_thread_id(); l < L; l += fusekit::detail::grid_stride()) {
+    w[l] -= lr * g[l];
+  }
 }
 
 template <class T>
@@ -304,26 +310,38 @@ void register_type(const char* type, bool gpu) {
       for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
         benchmark::RegisterBenchmark(name("cpu", (method + "_" + fusekit::to_string(f)).c_str(), K, L, N).c_str(),
                                      [=](benchmark::State& s) { BM_cpu_fit<T>(s, K, L, N, m, f, 0); })
-            ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
       }
       if (gpu) {
-        benchmark::RegisterBenchmark(name("gpu", (method + "_single_launch").c_str(), K, L, N).c_str(),
-                                     [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 1); })
-            ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
-        benchmark::RegisterBenchmark(name("gpu", (method + "_cublas").c_str(), K, L, N).c_str(),
-                                     [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 2); })
-            ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+        benchmark::RegisterBenchmark(
+            name("gpu", (method + "_single_launch").c_str(), K, L, N).c_str(),
+            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 1); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(3);
+        benchmark::RegisterBenchmark(
+            name("gpu", (method + "_cublas").c_str(), K, L, N).c_str(),
+            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 2); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
       }
     }
     if (K * L * N < 10000) {  // a small fit, with another process spinning on a core
       benchmark::RegisterBenchmark(name("cpu", "plain_gram_loaded", K, L, N).c_str(),
                                    [=](benchmark::State& s) { BM_cpu_fit_loaded<T>(s, K, L, N); })
-          ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(20);
     }
     if (gpu) {
       benchmark::RegisterBenchmark(name("gpu", "plain_per_operation", K, L, N).c_str(),
                                    [=](benchmark::State& s) { BM_gpu_per_operation<T>(s, K, L, N); })
-          ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
     }
   }
   // The recommended method to convergence, where lstsq is the peer.
@@ -331,7 +349,9 @@ void register_type(const char* type, bool gpu) {
     std::int64_t const K = d.K, L = d.L, N = d.N;
     benchmark::RegisterBenchmark(name("cpu", "cg_jacobi", K, L, N).c_str(),
                                  [=](benchmark::State& s) { BM_cpu_recommended<T>(s, K, L, N); })
-        ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(K * L > 1000000 ? 1 : 5);
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(K * L > 1000000 ? 1 : 5);
   }
   // Raw-unit tabular data: every method and preconditioner, to convergence or their status.
   for (dims const d : {dims{442, 11, 3}, dims{20000, 64, 4}}) {
@@ -341,7 +361,9 @@ void register_type(const char* type, bool gpu) {
         std::string const variant = std::string("raw_") + fusekit::to_string(m) + "_" + fusekit::to_string(pc);
         benchmark::RegisterBenchmark(name("cpu", variant.c_str(), K, L, N).c_str(),
                                      [=](benchmark::State& s) { BM_cpu_raw<T>(s, K, L, N, m, pc); })
-            ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
       }
     }
   }
@@ -351,11 +373,16 @@ void register_type(const char* type, bool gpu) {
     std::int64_t const fixed = f == gd_formulation::direct ? 3 : 100;
     benchmark::RegisterBenchmark(name("cpu", (std::string("fixed_") + fusekit::to_string(f)).c_str(), K, L, N).c_str(),
                                  [=](benchmark::State& s) { BM_cpu_fit<T>(s, K, L, N, gd_method::plain, f, fixed); })
-        ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
     if (gpu) {
-      benchmark::RegisterBenchmark(name("gpu", (std::string("fixed_") + fusekit::to_string(f)).c_str(), K, L, N).c_str(),
-                                   [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, gd_method::plain, f, 100, 2); })
-          ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      benchmark::RegisterBenchmark(
+          name("gpu", (std::string("fixed_") + fusekit::to_string(f)).c_str(), K, L, N).c_str(),
+          [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, gd_method::plain, f, 100, 2); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
     }
   }
 }

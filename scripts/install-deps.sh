@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
-# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Open MPI, Python 3.
+# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Open MPI, Python 3,
+# clang-format 14.
 # Does nothing when they are already there.
 set -euo pipefail
 need=()
@@ -19,6 +20,15 @@ if ((${#need[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -q
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+# clang-format 14 checks the code's format (ctest layout.clang_format, which
+# skips without it: optional where the distribution has another version).
+if ! command -v clang-format-14 >/dev/null; then
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  { "${sudo_cmd[@]}" apt-get update -q >/dev/null &&
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends clang-format-14 >/dev/null; } ||
+    echo "note: clang-format-14 not installed; ctest layout.clang_format will skip"
 fi
 # The Python peers of bench/compare.py (optional: each missing stack is skipped).
 if ! python3 -c "import numpy, numba" >/dev/null 2>&1; then

@@ -36,7 +36,8 @@ void expect_rejected(F f, const std::vector<std::string>& needles, const std::ve
   } catch (const fusekit::invalid_argument& e) {
     for (const auto& needle : needles) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
   }
-  EXPECT_EQ(0, std::memcmp(before.data(), untouched.data(), untouched.size() * sizeof(T))) << "written before rejecting";
+  EXPECT_EQ(0, std::memcmp(before.data(), untouched.data(), untouched.size() * sizeof(T)))
+      << "written before rejecting";
 }
 
 // A view of n elements at `offset` elements into a buffer with 64 guard bytes on
@@ -88,7 +89,8 @@ TEST(AdversarialTransform, RandomSizesOffsetsAndOpsWriteExactlyTheirOutput) {
         double const bound = fusekit::tanh_float_max_ulp + 0.5 + 0.5;  // two correctly rounded steps before tanh
 #endif
         for (std::size_t i = 0; i < n; ++i) {
-          long double const exact = std::tanh(static_cast<long double>(gv[i]) / 255.0L * static_cast<long double>(wv[i]));
+          long double const exact =
+              std::tanh(static_cast<long double>(gv[i]) / 255.0L * static_cast<long double>(wv[i]));
           ASSERT_LE(fusekit::test::ulp_error(out.data()[i], exact), bound) << "trial " << trial << " i " << i;
         }
         break;
@@ -100,8 +102,9 @@ TEST(AdversarialTransform, RandomSizesOffsetsAndOpsWriteExactlyTheirOutput) {
         }
         break;
       default:  // four inputs through three binary stages
-        fusekit::transform(fusekit::cpu{}, out.view(), fusekit::fuse(fusekit::weigh{}, fusekit::weigh{}, fusekit::weigh{}),
-                           w.cview(), w.cview(), grey.cview(), w.cview());
+        fusekit::transform(fusekit::cpu{}, out.view(),
+                           fusekit::fuse(fusekit::weigh{}, fusekit::weigh{}, fusekit::weigh{}), w.cview(), w.cview(),
+                           grey.cview(), w.cview());
         for (std::size_t i = 0; i < n; ++i) {
           float const want = ((wv[i] * wv[i]) * static_cast<float>(gv[i])) * wv[i];
           ASSERT_EQ(out.data()[i], want) << "trial " << trial;
@@ -124,56 +127,76 @@ TEST(AdversarialTransform, TouchingViewsAreAcceptedOverlappingOnesAreNot) {
   // (The CPU loop may contract tanh's polynomial into FMAs where this scalar call does not.)
   double const bound = 2 * fusekit::tanh_float_max_ulp;
   for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_LE(fusekit::test::ulp_error(buf[i], fusekit::tanh_activate{}(static_cast<float>((i + n) % 97) / 97.0f)), bound)
+    ASSERT_LE(fusekit::test::ulp_error(buf[i], fusekit::tanh_activate{}(static_cast<float>((i + n) % 97) / 97.0f)),
+              bound)
         << i;
   }
   // In place: the very same view.
   std::vector<float> same(buf.begin() + static_cast<std::ptrdiff_t>(n), buf.end() - 1);
   std::vector<float> const original = same;
   fusekit::transform(fusekit::cpu{}, span<float>(same), fusekit::tanh_activate{}, span<const float>(same));
-  for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(fusekit::test::ulp_error(same[i], fusekit::tanh_activate{}(original[i])), bound); }
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_LE(fusekit::test::ulp_error(same[i], fusekit::tanh_activate{}(original[i])), bound);
+  }
   // One element of overlap, either side.
-  expect_rejected([&] {
-    fusekit::transform(fusekit::cpu{}, span<float>(buf.data(), n), fusekit::tanh_activate{},
-                       span<const float>(buf.data() + n - 1, n));
-  }, {"partially overlaps", "ins[0]"}, buf);
-  expect_rejected([&] {
-    fusekit::transform(fusekit::cpu{}, span<float>(buf.data() + n - 1, n), fusekit::tanh_activate{},
-                       span<const float>(buf.data(), n));
-  }, {"partially overlaps"}, buf);
+  expect_rejected(
+      [&] {
+        fusekit::transform(fusekit::cpu{}, span<float>(buf.data(), n), fusekit::tanh_activate{},
+                           span<const float>(buf.data() + n - 1, n));
+      },
+      {"partially overlaps", "ins[0]"}, buf);
+  expect_rejected(
+      [&] {
+        fusekit::transform(fusekit::cpu{}, span<float>(buf.data() + n - 1, n), fusekit::tanh_activate{},
+                           span<const float>(buf.data(), n));
+      },
+      {"partially overlaps"}, buf);
 }
 
 TEST(AdversarialTransform, InputsLongerOrShorterThanOutAreRejected) {
   std::vector<float> out(100, -1.0f), in(101, 0.5f);
   for (std::size_t len : {101u, 99u, 0u}) {
-    expect_rejected([&] {
-      fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::weigh{}, span<const float>(in.data(), 100),
-                         span<const float>(in.data(), len));
-    }, {"ins[1]", std::to_string(len), "100", "same size"}, out);
+    expect_rejected(
+        [&] {
+          fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::weigh{}, span<const float>(in.data(), 100),
+                             span<const float>(in.data(), len));
+        },
+        {"ins[1]", std::to_string(len), "100", "same size"}, out);
   }
-  expect_rejected([&] {
-    fusekit::hidden_layer(fusekit::cpu{}, span<const float>(in), span<const float>(in.data(), 100), span<float>(out));
-  }, {"grey", "101"}, out);
+  expect_rejected(
+      [&] {
+        fusekit::hidden_layer(fusekit::cpu{}, span<const float>(in), span<const float>(in.data(), 100),
+                              span<float>(out));
+      },
+      {"grey", "101"}, out);
 }
 
 TEST(AdversarialTransform, NullAndMisalignedViews) {
   alignas(16) static double storage[64] = {};
   std::vector<float> out(8, 2.0f);
-  expect_rejected([&] {
-    fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{},
-                       span<const double>(static_cast<const double*>(nullptr), 8));
-  }, {"ins[0]", "null", "8 elements"}, out);
-  expect_rejected([&] {
-    fusekit::transform(fusekit::cpu{}, span<float>(out.data(), 1), fusekit::tanh_activate{},
-                       span<const double>(static_cast<const double*>(nullptr), 1));
-  }, {"ins[0]", "null", "1 elements"}, out);
+  expect_rejected(
+      [&] {
+        fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{},
+                           span<const double>(static_cast<const double*>(nullptr), 8));
+      },
+      {"ins[0]", "null", "8 elements"}, out);
+  expect_rejected(
+      [&] {
+        fusekit::transform(fusekit::cpu{}, span<float>(out.data(), 1), fusekit::tanh_activate{},
+                           span<const double>(static_cast<const double*>(nullptr), 1));
+      },
+      {"ins[0]", "null", "1 elements"}, out);
   auto const* odd = reinterpret_cast<const double*>(reinterpret_cast<const unsigned char*>(storage) + 4);
-  expect_rejected([&] { fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const double>(odd, 8)); },
-                  {"ins[0]", "aligned", "8 bytes"}, out);
+  expect_rejected(
+      [&] {
+        fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const double>(odd, 8));
+      },
+      {"ins[0]", "aligned", "8 bytes"}, out);
   auto* odd_out = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(storage + 20) + 2);
   std::vector<double> snapshot(storage, storage + 64);
   try {
-    fusekit::transform(fusekit::cpu{}, span<float>(odd_out, 4), fusekit::tanh_activate{}, span<const float>(out.data(), 4));
+    fusekit::transform(fusekit::cpu{}, span<float>(odd_out, 4), fusekit::tanh_activate{},
+                       span<const float>(out.data(), 4));
     ADD_FAILURE() << "misaligned out not rejected";
   } catch (const fusekit::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("out is not aligned"), std::string::npos) << e.what();
@@ -204,7 +227,8 @@ TEST(AdversarialTransform, NonFiniteAndExtremeValues) {
   EXPECT_EQ(out[7], 1.0f);
   // A double result beyond float's range is ±inf in a float output (not undefined).
   // FLT_MAX + half an ulp is the tie that rounds to inf (ties to even); just below it, FLT_MAX.
-  std::vector<double> const big = {1e300, -1e300, 0x1.ffffffp+127, -0x1.ffffffp+127, std::nextafter(0x1.ffffffp+127, 0.0)};
+  std::vector<double> const big = {1e300, -1e300, 0x1.ffffffp+127, -0x1.ffffffp+127,
+                                   std::nextafter(0x1.ffffffp+127, 0.0)};
   std::vector<float> narrowed(big.size());
   fusekit::transform(fusekit::cpu{}, span<float>(narrowed), fusekit::weigh{}, span<const double>(big),
                      span<const double>(std::vector<double>(big.size(), 1.0)));
@@ -272,8 +296,10 @@ std::uint16_t bits_of(From x) {
 
 TEST(AdversarialTransform, HalfOutputsRoundOnceFromDoubleAndWideIntegers) {
   // The cases that rounded twice through float.
-  EXPECT_EQ(fusekit::detail::convert<float>(fusekit::detail::convert<__half>(1.0 + 0x1p-11 + 0x1p-40)), 1.0f + 0x1p-10f);
-  EXPECT_EQ(fusekit::detail::convert<float>(fusekit::detail::convert<__nv_bfloat16>(std::int32_t{16842753})), 16908288.0f);
+  EXPECT_EQ(fusekit::detail::convert<float>(fusekit::detail::convert<__half>(1.0 + 0x1p-11 + 0x1p-40)),
+            1.0f + 0x1p-10f);
+  EXPECT_EQ(fusekit::detail::convert<float>(fusekit::detail::convert<__nv_bfloat16>(std::int32_t{16842753})),
+            16908288.0f);
   // Through transform, into a half output from a double op.
   std::vector<double> const d = {1.0 + 0x1p-11 + 0x1p-40};
   std::vector<__half> h(1);
@@ -321,8 +347,9 @@ TEST(AdversarialTransform, HalfOutputsRoundOnceFromDoubleAndWideIntegers) {
 
 TEST(AdversarialTransform, ThreadCountsOutOfRange) {
   std::vector<float> in(100000, 0.5f), out(100000, -1.0f);
-  expect_rejected([&] { fusekit::transform(fusekit::cpu{-1}, span<float>(out), fusekit::tanh_activate{}, span<const float>(in)); },
-                  {"fusekit::cpu", "threads is -1"}, out);
+  expect_rejected(
+      [&] { fusekit::transform(fusekit::cpu{-1}, span<float>(out), fusekit::tanh_activate{}, span<const float>(in)); },
+      {"fusekit::cpu", "threads is -1"}, out);
   fusekit::transform(fusekit::cpu{INT_MAX}, span<float>(out), fusekit::tanh_activate{}, span<const float>(in));
   for (float v : out) { ASSERT_EQ(v, fusekit::tanh_activate{}(0.5f)); }
 }

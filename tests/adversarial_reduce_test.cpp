@@ -29,7 +29,6 @@ using ::cuda::std::span;
 using fusekit::reduce_algorithm;
 using fusekit::test::signed_values;
 
-
 template <class F, class T>
 void expect_rejected(F f, const std::vector<std::string>& needles, const T& untouched) {
   T const before = untouched;
@@ -62,17 +61,26 @@ TEST(AdversarialSum, TransformReduceSumChecksOutLikeReduceSum) {
                     {"out overlaps ins[0]"}, buf);
     expect_rejected([&] { fusekit::transform_reduce_sum(fusekit::cpu{}, buf.b + 31, alg, fusekit::weigh{}, a, b); },
                     {"out overlaps ins[1]"}, buf);
-    expect_rejected([&] {
-      fusekit::transform_reduce_sum(fusekit::cpu{}, static_cast<double*>(nullptr), alg, fusekit::weigh{}, a, b);
-    }, {"out is null"}, buf);
+    expect_rejected(
+        [&] {
+          fusekit::transform_reduce_sum(fusekit::cpu{}, static_cast<double*>(nullptr), alg, fusekit::weigh{}, a, b);
+        },
+        {"out is null"}, buf);
     // A second input longer, or shorter, than the first.
-    expect_rejected([&] {
-      fusekit::transform_reduce_sum(fusekit::cpu{}, buf.a + 40, alg, fusekit::weigh{}, a, span<const double>(buf.b, 33));
-    }, {"ins[1]", "33", "32", "same size"}, buf);
-    expect_rejected([&] {
-      fusekit::transform_reduce_sum(fusekit::cpu{}, buf.a + 40, alg, fusekit::weigh{}, a, span<const double>(buf.b, 31));
-    }, {"ins[1]", "31"}, buf);
-    expect_rejected([&] { fusekit::reduce_sum(fusekit::cpu{}, a, misaligned, alg); }, {"reduce_sum", "out is not aligned"}, buf);
+    expect_rejected(
+        [&] {
+          fusekit::transform_reduce_sum(fusekit::cpu{}, buf.a + 40, alg, fusekit::weigh{}, a,
+                                        span<const double>(buf.b, 33));
+        },
+        {"ins[1]", "33", "32", "same size"}, buf);
+    expect_rejected(
+        [&] {
+          fusekit::transform_reduce_sum(fusekit::cpu{}, buf.a + 40, alg, fusekit::weigh{}, a,
+                                        span<const double>(buf.b, 31));
+        },
+        {"ins[1]", "31"}, buf);
+    expect_rejected([&] { fusekit::reduce_sum(fusekit::cpu{}, a, misaligned, alg); },
+                    {"reduce_sum", "out is not aligned"}, buf);
     expect_rejected([&] { fusekit::reduce_sum(fusekit::cpu{}, a, buf.a + 31, alg); }, {"out overlaps in"}, buf);
   }
   // Touching, not overlapping: out right after the input is fine.
@@ -84,8 +92,8 @@ TEST(AdversarialSum, TransformReduceSumChecksOutLikeReduceSum) {
 TEST(AdversarialSum, ThreadCountsOutOfRange) {
   std::vector<float> x(100000, 1.0f);
   float out = -3.0f;
-  expect_rejected([&] { fusekit::reduce_sum(fusekit::cpu{-1}, span<const float>(x), &out); }, {"fusekit::cpu", "threads", "-1"},
-                  out);
+  expect_rejected([&] { fusekit::reduce_sum(fusekit::cpu{-1}, span<const float>(x), &out); },
+                  {"fusekit::cpu", "threads", "-1"}, out);
   // A huge count is clamped to what the machine can run, not obeyed.
   EXPECT_EQ(fusekit::sum(fusekit::cpu{INT_MAX}, span<const float>(x)), 100000.0f);
   EXPECT_EQ(fusekit::sum(fusekit::cpu{INT_MAX}, span<const float>(x), reduce_algorithm::block_atomic), 100000.0f);
@@ -174,7 +182,8 @@ TEST(AdversarialSum, ExtremeMagnitudes) {
 TEST(AdversarialSum, TransformReduceDefaultsToTheDeterministicTree) {
   auto const a = signed_values<float>(300001, 5);
   auto const b = signed_values<float>(300001, 6);
-  float const by_default = fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const float>(a), span<const float>(b));
+  float const by_default =
+      fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const float>(a), span<const float>(b));
   float det = 0;
   fusekit::transform_reduce_sum(fusekit::cpu{}, &det, reduce_algorithm::deterministic, fusekit::weigh{},
                                 span<const float>(a), span<const float>(b));
@@ -228,9 +237,9 @@ TEST(AdversarialOpDeathTest, AThrowingOpTerminatesOnEveryAlgorithmAndSize) {
           << "reduce, n " << n << ", " << fusekit::to_string(a);
     }
     for (auto a : fusekit::all_reduce_algorithms) {
-      EXPECT_DEATH((void)fusekit::transform_reduce(fusekit::cpu{}, a, fusekit::accumulate_in<float>{},
-                                                   throws_on{2.0f}, in),
-                   "terminate")
+      EXPECT_DEATH(
+          (void)fusekit::transform_reduce(fusekit::cpu{}, a, fusekit::accumulate_in<float>{}, throws_on{2.0f}, in),
+          "terminate")
           << "transform_reduce, n " << n << ", " << fusekit::to_string(a);
     }
   }

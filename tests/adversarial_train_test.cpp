@@ -318,7 +318,9 @@ long double largest_eigenvalue(const problem<double>& p) {
   std::vector<long double> A(L * L, 0);
   for (std::int64_t i = 0; i < L; ++i) {
     for (std::int64_t j = 0; j < L; ++j) {
-      for (std::int64_t k = 0; k < K; ++k) { A[i * L + j] += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j]; }
+      for (std::int64_t k = 0; k < K; ++k) {
+        A[i * L + j] += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j];
+      }
     }
   }
   for (int sweep = 0; sweep < 100; ++sweep) {
@@ -452,15 +454,15 @@ TEST(AdversarialFit, MonitorStopsExactlyOnItsRules) {
   EXPECT_EQ(flat.check(1.0, 5), monitor_verdict::no_progress);
   for (std::int64_t it = 6; it < 10; ++it) { ASSERT_EQ(flat.check(1.0, it), monitor_verdict::go_on) << it; }
   EXPECT_EQ(flat.check(1.0, 10), monitor_verdict::no_progress);  // the next window
-  fusekit::detail::gd_monitor<double> slow{3};  // 0.2% per window is progress enough
+  fusekit::detail::gd_monitor<double> slow{3};                   // 0.2% per window is progress enough
   for (std::int64_t it = 0; it < 30; ++it) {
     ASSERT_EQ(slow.check(std::pow(0.998, static_cast<double>(it) / 3), it), monitor_verdict::go_on) << it;
   }
   fusekit::detail::gd_monitor<float> grow{1000};
   EXPECT_EQ(grow.check(2.0f, 0), monitor_verdict::go_on);
-  EXPECT_EQ(grow.check(2e12f, 1), monitor_verdict::go_on);   // 10^12 times: not yet
+  EXPECT_EQ(grow.check(2e12f, 1), monitor_verdict::go_on);     // 10^12 times: not yet
   EXPECT_EQ(grow.check(2.1e12f, 2), monitor_verdict::growth);  // above it
-  fusekit::detail::gd_monitor<double> dip{1000};  // against the first value, not the best
+  fusekit::detail::gd_monitor<double> dip{1000};               // against the first value, not the best
   EXPECT_EQ(dip.check(2.0, 0), monitor_verdict::go_on);
   EXPECT_EQ(dip.check(1.0, 1), monitor_verdict::go_on);
   EXPECT_EQ(dip.check(1.5e12, 2), monitor_verdict::go_on);
@@ -508,9 +510,10 @@ TEST(AdversarialPredict, ExtentsWhoseProductWrapsAreRejected) {
                             fusekit::matrix<double>(W.data(), 1, 4)),
                fusekit::invalid_argument);
   // A count that fits int64 but whose bytes do not (2^61 doubles).
-  EXPECT_THROW(fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, std::int64_t{1} << 59, 4),
-                                cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(nullptr, std::int64_t{1} << 59, 2)),
-               fusekit::invalid_argument);
+  EXPECT_THROW(
+      fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, std::int64_t{1} << 59, 4),
+                       cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(nullptr, std::int64_t{1} << 59, 2)),
+      fusekit::invalid_argument);
   // inputs × outputs that wraps: the model had no storage.
   EXPECT_THROW((fusekit::linear_association<float>(std::int64_t{1} << 32, std::int64_t{1} << 32)),
                fusekit::invalid_argument);

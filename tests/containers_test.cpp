@@ -51,7 +51,8 @@ TEST(Containers, SumsTakeContainers) {
 TEST(Containers, TransformReduceTakesContainers) {
   auto const a = fusekit::test::signed_values<double>(30001, 5);
   auto const b = fusekit::test::signed_values<double>(30001, 6);
-  double const want = fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
+  double const want =
+      fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
   EXPECT_EQ(fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, a, b), want);
   EXPECT_EQ(fusekit::transform_reduce(fusekit::cpu{}, fusekit::reduce_algorithm::deterministic,
                                       fusekit::accumulate_in<double>{}, fusekit::weigh{}, a, span<const double>(b)),

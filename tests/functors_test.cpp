@@ -240,11 +240,15 @@ TEST(HalfTypes, TanhOfHalfAndBfloat16ComputesInFloat) {
 
 struct add_one {  // unary, detected
   template <class T>
-  T operator()(T x) const { return x + T(1); }
+  T operator()(T x) const {
+    return x + T(1);
+  }
 };
 struct subtract {  // binary, detected
   template <class T>
-  T operator()(T x, T y) const { return x - y; }
+  T operator()(T x, T y) const {
+    return x - y;
+  }
 };
 struct both_ways {  // callable with one or two: must declare its arity
   static constexpr int arity = 2;

@@ -29,9 +29,9 @@ TEST(LinearAssociation, FitAndPredictAreTheFreeFunctionsBitForBit) {
   fusekit::fit_report const r = net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, p.N));
 
   std::vector<double> W(static_cast<std::size_t>(p.N * p.L), 0.0);
-  fusekit::fit_report const free = fusekit::fit(fusekit::cpu{}, cmatrix<double>(p.X.data(), p.K, p.L),
-                                                cmatrix<double>(p.Y.data(), p.K, p.N),
-                                                fusekit::matrix<double>(W.data(), p.N, p.L), o);
+  fusekit::fit_report const free =
+      fusekit::fit(fusekit::cpu{}, cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, p.N),
+                   fusekit::matrix<double>(W.data(), p.N, p.L), o);
   ASSERT_EQ(r.outputs.size(), free.outputs.size());
   for (std::size_t n = 0; n < r.outputs.size(); ++n) {
     EXPECT_EQ(r.outputs[n].iterations, free.outputs[n].iterations);

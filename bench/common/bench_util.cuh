@@ -111,7 +111,9 @@ inline void record_roofline(benchmark::State& state, const std::string& name, st
 }
 
 /// Counter-based random numbers (fusekit's own), the same on host and device.
-__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) { return fusekit::detail::hash32(i, seed); }
+__host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
+  return fusekit::detail::hash32(i, seed);
+}
 __host__ __device__ inline float uniform01(std::uint64_t i, std::uint32_t seed) {
   return fusekit::detail::uniform01<float>(i, seed);
 }
@@ -218,7 +220,8 @@ inline bool take_sizes_argument(int& argc, char** argv) {
 /// The main of a bench. `default_min_time` (seconds, as Google Benchmark's
 /// --benchmark_min_time takes them), when given, is the bench's own default:
 /// the command line's --benchmark_min_time still wins.
-inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)(), const char* default_min_time = nullptr) {
+inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)(),
+                          const char* default_min_time = nullptr) {
   std::vector<std::string> args(argv, argv + argc);
   if (default_min_time != nullptr) { args = with_default_flag(args, "benchmark_min_time", default_min_time); }
   std::vector<char*> pointers;
@@ -228,8 +231,9 @@ inline int run_benchmarks(int argc, char** argv, void (*register_benchmarks)(), 
   argv = pointers.data();
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--help") {
-      std::printf("fusekit bench: [--sizes=LIST] (numbers or 2^k, comma-separated; default: the bench's own)\n"
-                  "and Google Benchmark's options:\n");
+      std::printf(
+          "fusekit bench: [--sizes=LIST] (numbers or 2^k, comma-separated; default: the bench's own)\n"
+          "and Google Benchmark's options:\n");
     }
   }
   if (!take_sizes_argument(argc, argv)) { return 1; }

@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
                           : fusekit::sum(fusekit::cpu{}, span<const float>(x));
   float const on_cpu = fusekit::sum(fusekit::cpu{}, span<const float>(x));
   ok = ok && again == on_cpu;
-  std::printf("deterministic: %.9g here and %.9g on the CPU: %s\n", again, on_cpu, again == on_cpu ? "same bits" : "DIFFERENT");
+  std::printf("deterministic: %.9g here and %.9g on the CPU: %s\n", again, on_cpu,
+              again == on_cpu ? "same bits" : "DIFFERENT");
   if (gpu) { FUSEKIT_CUDA_TRY(cudaFree(d_x)); }
   std::printf("%s\n", ok ? "verified" : "FAILED verification");
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;

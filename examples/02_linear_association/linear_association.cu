@@ -48,7 +48,8 @@ bool fit_as_a_model(const Policy& policy, const double* X, const double* Y, std:
       net.fit(fusekit::matrix<const double>(X, K, L), fusekit::matrix<const double>(Y, K, N));
   std::vector<double> W(static_cast<std::size_t>(N * L));
   if constexpr (std::is_same_v<Policy, fusekit::cuda>) {
-    FUSEKIT_CUDA_TRY(cudaMemcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    FUSEKIT_CUDA_TRY(
+        cudaMemcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(double), cudaMemcpyDeviceToHost));
   } else {
     std::memcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(double));
   }
@@ -92,9 +93,11 @@ int main(int argc, char** argv) {
               static_cast<long long>(L), static_cast<long long>(N), gpu ? "GPU" : "CPU");
 
   bool ok = true;
-  for (auto method : {fusekit::gd_method::plain, fusekit::gd_method::nesterov, fusekit::gd_method::conjugate_gradient}) {
+  for (auto method :
+       {fusekit::gd_method::plain, fusekit::gd_method::nesterov, fusekit::gd_method::conjugate_gradient}) {
     bool const cg = method == fusekit::gd_method::conjugate_gradient;
-    fusekit::gd_options opt = cg ? fusekit::gd_options::recommended() : fusekit::gd_options{};  // learning rate: automatic
+    fusekit::gd_options opt =
+        cg ? fusekit::gd_options::recommended() : fusekit::gd_options{};  // learning rate: automatic
     if (!cg) { opt.tolerance = 1e-8; }
     opt.max_iterations = 1000000;
     opt.method = method;
@@ -116,8 +119,9 @@ int main(int argc, char** argv) {
       FUSEKIT_CUDA_TRY(cudaMemcpy(W.data(), d_W, W.size() * sizeof(double), cudaMemcpyDeviceToHost));
       FUSEKIT_CUDA_TRY(cudaMemcpy(Y_hat.data(), d_Yhat, Y_hat.size() * sizeof(double), cudaMemcpyDeviceToHost));
     } else {
-      report = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(X.data(), K, L),
-                            fusekit::matrix<const double>(Y.data(), K, N), fusekit::matrix<double>(W.data(), N, L), opt);
+      report =
+          fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(X.data(), K, L),
+                       fusekit::matrix<const double>(Y.data(), K, N), fusekit::matrix<double>(W.data(), N, L), opt);
       fusekit::predict(fusekit::cpu{}, fusekit::matrix<const double>(X.data(), K, L),
                        fusekit::matrix<const double>(W.data(), N, L), fusekit::matrix<double>(Y_hat.data(), K, N));
     }
@@ -125,9 +129,11 @@ int main(int argc, char** argv) {
     double w_err = 0, y_err = 0;
     for (std::size_t i = 0; i < W.size(); ++i) { w_err = std::max(w_err, std::fabs(W[i] - W_true[i])); }
     for (std::size_t i = 0; i < Y.size(); ++i) { y_err = std::max(y_err, std::fabs(Y_hat[i] - Y[i])); }
-    std::printf("  %-9s %-13s %s, lr %.3g, %lld iterations (slowest output), %.1f ms; max |W - W_true| %.1e, max |Y_hat - Y| %.1e\n",
-                fusekit::to_string(method), report.path, report.all_converged() ? "all converged" : "NOT all converged",
-                report.learning_rate, static_cast<long long>(report.most_iterations()), ms, w_err, y_err);
+    std::printf(
+        "  %-9s %-13s %s, lr %.3g, %lld iterations (slowest output), %.1f ms; max |W - W_true| %.1e, max |Y_hat - Y| "
+        "%.1e\n",
+        fusekit::to_string(method), report.path, report.all_converged() ? "all converged" : "NOT all converged",
+        report.learning_rate, static_cast<long long>(report.most_iterations()), ms, w_err, y_err);
     // Converged means gradᵀgrad < 1e-8 (CG: the relative rule, 1e-12); on this consistent system W then
     // sits within ~1e-4 of W_true.
     ok = ok && report.all_converged() && w_err < 1e-3 && y_err < 1e-3;

@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
       FUSEKIT_CUDA_TRY(cudaMemcpyAsync(d_w, w.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
       fusekit::hidden_layer(policy, ::cuda::std::span<const std::uint8_t>(d_grey, n),
                             ::cuda::std::span<const float>(d_w, n), ::cuda::std::span<float>(d_out, n));
-      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(out_sequential.data(), d_out, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+      FUSEKIT_CUDA_TRY(
+          cudaMemcpyAsync(out_sequential.data(), d_out, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
       FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     });
     ok = ok && out_sequential == out;
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
     std::printf("hidden layer on host data, n = %zu, on the GPU (%.1f MB moved per call)\n", n, gb * 1e3);
     std::printf("  one call, std::vector (pageable): %8.3f ms  %6.2f GB/s\n", one_call_ms, gb / one_call_ms * 1e3);
     std::printf("  one call, pinned memory:          %8.3f ms  %6.2f GB/s\n", pinned_ms, gb / pinned_ms * 1e3);
-    std::printf("  copy in, compute, copy back:      %8.3f ms  %6.2f GB/s  (%.2fx the pageable call)\n",
-                sequential_ms, gb / sequential_ms * 1e3, sequential_ms / one_call_ms);
+    std::printf("  copy in, compute, copy back:      %8.3f ms  %6.2f GB/s  (%.2fx the pageable call)\n", sequential_ms,
+                gb / sequential_ms * 1e3, sequential_ms / one_call_ms);
     std::printf("  largest error:                    %8.3f ulp of tanh (bound %.1f)\n", worst,
                 fusekit::tanh_activate::max_ulp);
     FUSEKIT_CUDA_TRY(cudaFree(d_grey));

@@ -106,17 +106,17 @@ int main(int argc, char** argv) {
   std::vector<double> W(static_cast<std::size_t>(N * L), 0.0);
   MPI_Barrier(MPI_COMM_WORLD);
   t0 = std::chrono::steady_clock::now();
-  fusekit::fit_report const report = fusekit::fit(world, fusekit::matrix<const double>(X.data(), rows, L),
-                                                  fusekit::matrix<const double>(Y.data(), rows, N),
-                                                  fusekit::matrix<double>(W.data(), N, L), options);
+  fusekit::fit_report const report =
+      fusekit::fit(world, fusekit::matrix<const double>(X.data(), rows, L),
+                   fusekit::matrix<const double>(Y.data(), rows, N), fusekit::matrix<double>(W.data(), N, L), options);
   double const fit_s = seconds_since(t0);
   double worst = 0;
   for (std::size_t i = 0; i < W.size(); ++i) { worst = std::fmax(worst, std::fabs(W[i] - W_true[i])); }
   // Every rank holds the same W: compare with rank 0's bytes.
   std::vector<double> root = W;
   MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  int const same_here = std::memcmp(root.data(), W.data(), W.size() * sizeof(double)) == 0 && report.all_converged() &&
-                        worst <= 1e-6;
+  int const same_here =
+      std::memcmp(root.data(), W.data(), W.size() * sizeof(double)) == 0 && report.all_converged() && worst <= 1e-6;
   int same_everywhere = 0;
   MPI_Allreduce(&same_here, &same_everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   ok = ok && same_everywhere == 1;

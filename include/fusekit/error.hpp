@@ -47,8 +47,7 @@ class cuda_error : public std::runtime_error {
   /// A call of CUDA library `library` ("cuBLAS") returned `status`, named `status_name`.
   cuda_error(const char* library, int status, const char* status_name, const char* description, const char* call,
              const char* file, int line)
-      : std::runtime_error(format(library, status_name, description, call, file, line)),
-        library_status_(status) {}
+      : std::runtime_error(format(library, status_name, description, call, file, line)), library_status_(status) {}
 
 #if FUSEKIT_HAS_CUDA_HEADERS
   /// The CUDA runtime's error code; `cudaErrorUnknown` when a library call failed.
@@ -60,8 +59,8 @@ class cuda_error : public std::runtime_error {
  private:
   static std::string format(const char* library, const char* name, const char* description, const char* call,
                             const char* file, int line) {
-    return std::string("fusekit: ") + library + " call '" + call + "' failed at " + file + ":" +
-           std::to_string(line) + ": " + name + " (" + description + ")";
+    return std::string("fusekit: ") + library + " call '" + call + "' failed at " + file + ":" + std::to_string(line) +
+           ": " + name + " (" + description + ")";
   }
   int code_ = 999;  // cudaErrorUnknown
   int library_status_ = 0;
@@ -78,21 +77,21 @@ class cuda_error : public std::runtime_error {
     }                                                                          \
   } while (0)
 
-#define FUSEKIT_CUDA_TRY_NO_THROW(call)                                                           \
-  do {                                                                                            \
-    cudaError_t const fusekit_status_ = (call);                                                   \
-    if (fusekit_status_ != cudaSuccess) {                                                         \
-      (void)cudaGetLastError();                                                                   \
-      std::fprintf(stderr, "fusekit: CUDA call '%s' failed at %s:%d: %s\n", #call, __FILE__,      \
-                   __LINE__, cudaGetErrorName(fusekit_status_));                                  \
-    }                                                                                             \
+#define FUSEKIT_CUDA_TRY_NO_THROW(call)                                                                \
+  do {                                                                                                 \
+    cudaError_t const fusekit_status_ = (call);                                                        \
+    if (fusekit_status_ != cudaSuccess) {                                                              \
+      (void)cudaGetLastError();                                                                        \
+      std::fprintf(stderr, "fusekit: CUDA call '%s' failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
+                   cudaGetErrorName(fusekit_status_));                                                 \
+    }                                                                                                  \
   } while (0)
 
 /// Checks the launch just made (configuration errors surface here; errors of the
 /// kernel's execution surface at the next synchronizing call).
 #define FUSEKIT_CHECK_LAUNCH() FUSEKIT_CUDA_TRY(cudaPeekAtLastError())
 
-#define FUSEKIT_EXPECTS(cond, msg)                                   \
-  do {                                                               \
-    if (!(cond)) { throw ::fusekit::invalid_argument(msg); }          \
+#define FUSEKIT_EXPECTS(cond, msg)                           \
+  do {                                                       \
+    if (!(cond)) { throw ::fusekit::invalid_argument(msg); } \
   } while (0)

@@ -55,8 +55,8 @@ class linear_association {
         options_(std::move(options)),
         inputs_(checked("inputs (L)", inputs)),
         outputs_(checked("outputs (N)", outputs)),
-        weights_(policy, static_cast<std::size_t>(detail::checked_elements("fusekit::linear_association", "W (outputs x inputs)",
-                                                                          outputs, inputs, sizeof(T)))) {}
+        weights_(policy, static_cast<std::size_t>(detail::checked_elements(
+                             "fusekit::linear_association", "W (outputs x inputs)", outputs, inputs, sizeof(T)))) {}
 
   /// Trains W on X (K × L) and Y (K × N) with `options()`, on `policy` (same
   /// kind as the model's, e.g. another stream); returns and keeps the report.

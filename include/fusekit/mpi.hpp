@@ -108,7 +108,7 @@ class mpi_error : public std::runtime_error {
 /// fusekit::cpu on every rank of `comm`, combined through MPI (see the file comment).
 struct mpi {
   MPI_Comm comm = MPI_COMM_WORLD;
-  cpu local{};              ///< each rank's own CPU policy (threads)
+  cpu local{};               ///< each rank's own CPU policy (threads)
   std::int64_t offset = -1;  ///< this rank's first global index; −1: after the lower ranks' shards
 
   mpi() = default;
@@ -120,8 +120,10 @@ struct mpi {
 
 namespace detail {
 
-template <> struct is_execution_policy<mpi> : std::true_type {};
-template <class Tag> struct backend_available<Tag, mpi> : std::true_type {};
+template <>
+struct is_execution_policy<mpi> : std::true_type {};
+template <class Tag>
+struct backend_available<Tag, mpi> : std::true_type {};
 
 /// MPI's name for T.
 template <class T>
@@ -140,12 +142,12 @@ MPI_Datatype mpi_type() {
 
 /// An MPI call that fails throws fusekit::mpi_error naming the call (MPI's
 /// default handler aborts first unless the communicator returns errors).
-#define FUSEKIT_MPI_TRY(call)                                                            \
-  do {                                                                                   \
-    int const fusekit_mpi_code_ = (call);                                                \
-    if (fusekit_mpi_code_ != MPI_SUCCESS) {                                              \
-      throw ::fusekit::mpi_error(fusekit_mpi_code_, #call, __FILE__, __LINE__);          \
-    }                                                                                    \
+#define FUSEKIT_MPI_TRY(call)                                                   \
+  do {                                                                          \
+    int const fusekit_mpi_code_ = (call);                                       \
+    if (fusekit_mpi_code_ != MPI_SUCCESS) {                                     \
+      throw ::fusekit::mpi_error(fusekit_mpi_code_, #call, __FILE__, __LINE__); \
+    }                                                                           \
   } while (0)
 
 inline int mpi_rank(MPI_Comm comm) {
@@ -167,15 +169,16 @@ constexpr std::int64_t text_hash(const char* s) {
   return static_cast<std::int64_t>(h);
 }
 
-/// A code for the type T (its name as the compiler spells it, hashed): the
-/// same on every rank of one program, different for float and double.
+/// A code for the type T (its name as the compiler spells it, hashed once per
+/// type): the same on every rank of one program, different for float and double.
 template <class T>
 std::int64_t type_code() {
 #if defined(__GNUC__) || defined(__clang__)
-  return text_hash(__PRETTY_FUNCTION__);
+  static std::int64_t const code = text_hash(__PRETTY_FUNCTION__);
 #else
-  return text_hash(__FUNCSIG__);
+  static std::int64_t const code = text_hash(__FUNCSIG__);
 #endif
+  return code;
 }
 
 /// What every rank of a collective call must pass alike: the function, the
@@ -242,9 +245,7 @@ void collective_check(MPI_Comm comm, const call_key& key, const Checks& checks) 
   std::string message;
   try {
     checks();
-  } catch (const invalid_argument& e) {
-    message = e.what();
-  }
+  } catch (const invalid_argument& e) { message = e.what(); }
   int const rank = mpi_rank(comm), size = mpi_size(comm);
   constexpr int row = call_key::capacity + 2;
   std::int64_t mine[row] = {};
@@ -347,8 +348,8 @@ Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std
 
 /// init ⊕ every rank's values with `algorithm` (checked by the caller).
 template <class Acc, class Src, class Op>
-Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size,
-               reduce_algorithm algorithm, const Op& op, Acc init) {
+Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, reduce_algorithm algorithm,
+               const Op& op, Acc init) {
   if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
   // Each rank reduces its shard, then every rank folds the ranks' results in
   // rank order with op itself (not MPI_SUM/MIN/MAX, whose NaN and rounding
@@ -390,7 +391,9 @@ template <class T, class Acc>
 void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
   call_key key(f);
-  key.add("element type", type_code<std::remove_cv_t<T>>()).add("accumulator type", type_code<Acc>()).add("algorithm", algorithm);
+  key.add("element type", type_code<std::remove_cv_t<T>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("algorithm", algorithm);
   collective_check(policy.comm, key, [&] {
     check_reduce(f, in, out);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
@@ -469,9 +472,7 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
       std::exception_ptr thrown;
       try {
         o.progress(now);
-      } catch (...) {
-        thrown = std::current_exception();
-      }
+      } catch (...) { thrown = std::current_exception(); }
       int const mine = thrown ? mpi_rank(comm) : ranks;
       int first = ranks;
       FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));

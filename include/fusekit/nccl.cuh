@@ -57,17 +57,19 @@ struct nccl {
 
 namespace detail {
 
-template <> struct is_execution_policy<nccl> : std::true_type {};
-template <class Tag> struct backend_available<Tag, nccl> : std::true_type {};
+template <>
+struct is_execution_policy<nccl> : std::true_type {};
+template <class Tag>
+struct backend_available<Tag, nccl> : std::true_type {};
 
-#define FUSEKIT_NCCL_TRY(call)                                                                             \
-  do {                                                                                                     \
-    ncclResult_t const fusekit_nccl_status_ = (call);                                                      \
-    if (fusekit_nccl_status_ != ncclSuccess) {                                                             \
-      throw ::fusekit::cuda_error("NCCL", static_cast<int>(fusekit_nccl_status_),                          \
-                                  ncclGetErrorString(fusekit_nccl_status_), "ncclResult_t", #call,         \
-                                  __FILE__, __LINE__);                                                     \
-    }                                                                                                      \
+#define FUSEKIT_NCCL_TRY(call)                                                                               \
+  do {                                                                                                       \
+    ncclResult_t const fusekit_nccl_status_ = (call);                                                        \
+    if (fusekit_nccl_status_ != ncclSuccess) {                                                               \
+      throw ::fusekit::cuda_error("NCCL", static_cast<int>(fusekit_nccl_status_),                            \
+                                  ncclGetErrorString(fusekit_nccl_status_), "ncclResult_t", #call, __FILE__, \
+                                  __LINE__);                                                                 \
+    }                                                                                                        \
   } while (0)
 
 template <class T>

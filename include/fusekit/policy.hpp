@@ -88,22 +88,22 @@ template <class R, class = void>
 struct is_async_resource : std::false_type {};
 template <class R>
 struct is_async_resource<
-    R, std::enable_if_t<std::is_same_v<decltype(std::declval<R&>().allocate_async(
-                                           std::size_t{}, std::size_t{}, std::declval<::cuda::stream_ref>())),
-                                       void*> &&
-                        std::is_same_v<decltype(std::declval<R&>().deallocate_async(
-                                           std::declval<void*>(), std::size_t{}, std::size_t{},
-                                           std::declval<::cuda::stream_ref>())),
-                                       void>>> : std::true_type {};
+    R, std::enable_if_t<
+           std::is_same_v<decltype(std::declval<R&>().allocate_async(std::size_t{}, std::size_t{},
+                                                                     std::declval<::cuda::stream_ref>())),
+                          void*> &&
+           std::is_same_v<decltype(std::declval<R&>().deallocate_async(
+                              std::declval<void*>(), std::size_t{}, std::size_t{}, std::declval<::cuda::stream_ref>())),
+                          void>>> : std::true_type {};
 
 template <class R, class = void>
 struct is_host_resource : std::false_type {};
 template <class R>
 struct is_host_resource<
-    R, std::enable_if_t<std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
-                        std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{},
-                                                                              std::size_t{})),
-                                       void>>> : std::true_type {};
+    R, std::enable_if_t<
+           std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
+           std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{}, std::size_t{})),
+                          void>>> : std::true_type {};
 }  // namespace detail
 #endif
 
@@ -148,9 +148,7 @@ class memory_resource_ref {
       deallocate_(object_, p, bytes, alignment, stream);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fusekit: a memory resource failed to deallocate: %s\n", e.what());
-    } catch (...) {
-      std::fprintf(stderr, "fusekit: a memory resource failed to deallocate\n");
-    }
+    } catch (...) { std::fprintf(stderr, "fusekit: a memory resource failed to deallocate\n"); }
   }
 
 #endif
@@ -204,9 +202,7 @@ class pinned_resource_ref {
   void deallocate(void* p, std::size_t bytes, std::size_t alignment) const noexcept {
     try {
       deallocate_(object_, p, bytes, alignment);
-    } catch (...) {
-      std::fprintf(stderr, "fusekit: a pinned memory resource failed to deallocate\n");
-    }
+    } catch (...) { std::fprintf(stderr, "fusekit: a pinned memory resource failed to deallocate\n"); }
   }
 #endif
 

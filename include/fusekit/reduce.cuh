@@ -60,8 +60,7 @@ Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm,
   detail::check_sum_inputs(f, detail::reduce_input(in));
   detail::check_reduce_algorithm<plus, Acc>(f, algorithm);
   detail::expect_workspace(f, workspace, [&] { return sum_workspace_bytes<T, Acc>(in.size(), algorithm); },
-                           "sum_workspace_bytes",
-                           detail::reduce_input(in), {});
+                           "sum_workspace_bytes", detail::reduce_input(in), {});
   detail::workspace_arena arena(workspace, f);
   return detail::device_scalar_result<Acc>(
       policy,
@@ -77,8 +76,8 @@ Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm,
 template <class Acc, class Op, class... Ins>
 std::size_t transform_reduce_workspace_bytes(reduce_algorithm algorithm, const Op& op, ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  std::int64_t const n = detail::check_sum_inputs("fusekit::transform_reduce_workspace_bytes",
-                                                  detail::transform_reduce_inputs(ins...));
+  std::int64_t const n =
+      detail::check_sum_inputs("fusekit::transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...));
   return detail::reduction_workspace_bytes<Acc>(detail::make_transform_source<Acc>(op, ins...), plus{}, n, algorithm,
                                                 true);
 }
@@ -93,9 +92,9 @@ void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorit
   detail::check_transform_accumulator<Acc>();
   std::int64_t const n = detail::check_transform_reduce(f, out, ins...);
   detail::check_reduce_algorithm<plus, Acc>(f, algorithm);
-  detail::expect_workspace(f, workspace, [&] { return transform_reduce_workspace_bytes<Acc>(algorithm, op, ins...); },
-                           "transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...),
-                           detail::describe_out(out));
+  detail::expect_workspace(
+      f, workspace, [&] { return transform_reduce_workspace_bytes<Acc>(algorithm, op, ins...); },
+      "transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...), detail::describe_out(out));
   detail::workspace_arena arena(workspace, f);
   detail::gpu_reduce(policy, detail::make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0), &arena);
 }

@@ -25,16 +25,21 @@ enum class reduce_algorithm {
 };
 
 /// Every algorithm, in the order of the tables: for comparing them side by side.
-inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic,
-                                                              reduce_algorithm::cub, reduce_algorithm::deterministic};
+inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::naive_atomic,
+                                                             reduce_algorithm::block_atomic, reduce_algorithm::cub,
+                                                             reduce_algorithm::deterministic};
 
 /// Name of an algorithm, for tables and messages.
 constexpr const char* to_string(reduce_algorithm a) {
   switch (a) {
-    case reduce_algorithm::naive_atomic: return "naive_atomic";
-    case reduce_algorithm::block_atomic: return "block_atomic";
-    case reduce_algorithm::cub: return "cub";
-    case reduce_algorithm::deterministic: return "deterministic";
+    case reduce_algorithm::naive_atomic:
+      return "naive_atomic";
+    case reduce_algorithm::block_atomic:
+      return "block_atomic";
+    case reduce_algorithm::cub:
+      return "cub";
+    case reduce_algorithm::deterministic:
+      return "deterministic";
   }
   return "unknown";
 }

@@ -31,7 +31,7 @@ enum class gd_method {
 
 /// A change of variables that evens out the features' scales.
 enum class gd_preconditioner {
-  none,    ///< the problem as given
+  none,  ///< the problem as given
   /// M = diag(XᵀX)⁻¹ (0 for a column of zeros), i.e. every feature scaled to unit norm.
   /// CG becomes preconditioned CG; plain and Nesterov become scaled gradient
   /// descent, w ← w − lr·M·grad with lr = 1/λmax(M^½ XᵀX M^½): the iterates of
@@ -79,10 +79,14 @@ enum class fit_status : int {
 
 constexpr const char* to_string(fit_status s) {
   switch (s) {
-    case fit_status::converged: return "converged";
-    case fit_status::max_iterations: return "max_iterations";
-    case fit_status::diverged: return "diverged";
-    case fit_status::stalled: return "stalled";
+    case fit_status::converged:
+      return "converged";
+    case fit_status::max_iterations:
+      return "max_iterations";
+    case fit_status::diverged:
+      return "diverged";
+    case fit_status::stalled:
+      return "stalled";
   }
   return "unknown";
 }
@@ -92,13 +96,20 @@ constexpr const char* to_string(gd_method m) {
 constexpr const char* to_string(gd_preconditioner p) { return p == gd_preconditioner::none ? "none" : "jacobi"; }
 constexpr const char* to_string(stop_rule r) {
   switch (r) {
-    case stop_rule::none: return "none";
-    case stop_rule::tolerance: return "tolerance";
-    case stop_rule::relative_tolerance: return "relative_tolerance";
-    case stop_rule::max_iterations: return "max_iterations";
-    case stop_rule::non_finite: return "non_finite";
-    case stop_rule::growth: return "growth";
-    case stop_rule::rounding_floor: return "rounding_floor";
+    case stop_rule::none:
+      return "none";
+    case stop_rule::tolerance:
+      return "tolerance";
+    case stop_rule::relative_tolerance:
+      return "relative_tolerance";
+    case stop_rule::max_iterations:
+      return "max_iterations";
+    case stop_rule::non_finite:
+      return "non_finite";
+    case stop_rule::growth:
+      return "growth";
+    case stop_rule::rounding_floor:
+      return "rounding_floor";
   }
   return "unknown";
 }
@@ -108,14 +119,15 @@ constexpr const char* to_string(gd_formulation f) {
 
 /// Where a long fit stands, for `gd_options::progress`.
 struct fit_progress {
-  std::int64_t iteration = 0;    ///< iterations done by the outputs still running
-  std::int64_t running = 0;      ///< outputs not yet stopped
-  double worst_grad_norm2 = 0;   ///< the largest last gradᵀgrad among them (0 when none runs)
+  std::int64_t iteration = 0;   ///< iterations done by the outputs still running
+  std::int64_t running = 0;     ///< outputs not yet stopped
+  double worst_grad_norm2 = 0;  ///< the largest last gradᵀgrad among them (0 when none runs)
 };
 
 /// What `fit` is asked to do. Every field is checked before anything runs.
 struct gd_options {
-  std::optional<double> learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX) (see train.hpp); CG ignores it
+  std::optional<double>
+      learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX) (see train.hpp); CG ignores it
   /// On gradᵀgrad, per output; positive, finite in T. With a relative_tolerance
   /// it may be 0: the absolute rule off, which data in raw units want (a
   /// gradient of features in 10^-3 units can meet 1e-8 at w = 0).
@@ -128,7 +140,7 @@ struct gd_options {
   /// (in the plain norm, a feature in 10^4 units hides one in 10^-3 units).
   /// 0 (the default): off; else in (0, 1).
   double relative_tolerance = 0;
-  std::int64_t max_iterations = 100000; ///< at least 1: every loop is bounded by it
+  std::int64_t max_iterations = 100000;  ///< at least 1: every loop is bounded by it
   gd_init init = gd_init::zeros;
   std::uint64_t seed = 0;  ///< for gd_init::uniform
   gd_method method = gd_method::plain;
@@ -172,8 +184,8 @@ struct output_report {
 
 /// What `fit` returns, on the host.
 struct fit_report {
-  std::vector<output_report> outputs;  ///< one per row of W
-  double learning_rate = 0;            ///< the one used
+  std::vector<output_report> outputs;                      ///< one per row of W
+  double learning_rate = 0;                                ///< the one used
   gd_formulation formulation = gd_formulation::automatic;  ///< the one used
   const char* path = "cpu";  ///< "cpu", "single_launch", "cublas", "mpi", "nccl/single_launch" or "nccl/cublas"
 

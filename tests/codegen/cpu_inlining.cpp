@@ -9,7 +9,8 @@
 
 using ::cuda::std::span;
 
-void layers(span<const std::uint8_t> g8, span<const float> g, span<const __half> gh, span<const float> w, span<float> out) {
+void layers(span<const std::uint8_t> g8, span<const float> g, span<const __half> gh, span<const float> w,
+            span<float> out) {
   fusekit::hidden_layer(fusekit::cpu{}, g8, w, out);
   fusekit::hidden_layer(fusekit::cpu{}, g, w, out);
   fusekit::hidden_layer(fusekit::cpu{}, gh, w, out);

@@ -14,6 +14,8 @@ using ::cuda::std::span;
 
 float sum_f32(span<const float> x) { return fusekit::sum(fusekit::cpu{}, x); }
 double sum_f64(span<const double> x) { return fusekit::sum(fusekit::cpu{}, x); }
-double sum_f32_in_f64(span<const float> x) { return fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{}); }
+double sum_f32_in_f64(span<const float> x) {
+  return fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
+}
 std::int64_t sum_i32(span<const std::int32_t> x) { return fusekit::sum(fusekit::cpu{}, x); }
 std::uint64_t sum_u8(span<const std::uint8_t> x) { return fusekit::sum(fusekit::cpu{}, x); }

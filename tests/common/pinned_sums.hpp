@@ -31,7 +31,7 @@ std::vector<T> values(std::size_t n, std::uint64_t seed) {
     std::uint64_t const h = mix(i * 0x9E3779B97F4A7C15ULL + seed);
     if constexpr (std::is_floating_point_v<T>) {
       double const m = static_cast<double>(h >> 40) * 0x1p-24;  // [0, 1), 24 bits
-      int const e = static_cast<int>((h >> 8) % 33) - 20;      // 2^-20 .. 2^12
+      int const e = static_cast<int>((h >> 8) % 33) - 20;       // 2^-20 .. 2^12
       v[i] = static_cast<T>(((h & 1) ? -1.0 : 1.0) * std::ldexp(1.0 + m, e));
     } else {
       v[i] = static_cast<T>(h >> 3);  // wraps into T's range, both signs for signed T
@@ -67,16 +67,19 @@ inline std::vector<std::string> results() {
     auto const l = values<std::int64_t>(n, 7);
     add("f32", n, bits(fusekit::sum(fusekit::cpu{}, span<const float>(f), det)));
     add("f64", n, bits(fusekit::sum(fusekit::cpu{}, span<const double>(d), det)));
-    add("f32_in_f64", n, bits(fusekit::sum(fusekit::cpu{}, span<const float>(f), det, fusekit::accumulate_in<double>{})));
+    add("f32_in_f64", n,
+        bits(fusekit::sum(fusekit::cpu{}, span<const float>(f), det, fusekit::accumulate_in<double>{})));
     add("i32_in_i64", n,
         bits(fusekit::sum(fusekit::cpu{}, span<const std::int32_t>(i), det, fusekit::accumulate_in<std::int64_t>{})));
     add("u8_in_u64", n,
         bits(fusekit::sum(fusekit::cpu{}, span<const std::uint8_t>(u), det, fusekit::accumulate_in<std::uint64_t>{})));
     add("i64", n, bits(fusekit::sum(fusekit::cpu{}, span<const std::int64_t>(l), det)));
-    add("dot_f32", n, bits(fusekit::transform_reduce(fusekit::cpu{}, det, fusekit::accumulate_in<float>{}, fusekit::weigh{},
-                                                     span<const float>(f), span<const float>(g))));
-    add("dot_f64", n, bits(fusekit::transform_reduce(fusekit::cpu{}, det, fusekit::accumulate_in<double>{},
-                                                     fusekit::weigh{}, span<const double>(d), span<const double>(e))));
+    add("dot_f32", n,
+        bits(fusekit::transform_reduce(fusekit::cpu{}, det, fusekit::accumulate_in<float>{}, fusekit::weigh{},
+                                       span<const float>(f), span<const float>(g))));
+    add("dot_f64", n,
+        bits(fusekit::transform_reduce(fusekit::cpu{}, det, fusekit::accumulate_in<double>{}, fusekit::weigh{},
+                                       span<const double>(d), span<const double>(e))));
   }
   return out;
 }

@@ -68,7 +68,7 @@ long double exact_sum(const std::vector<T>& x, long double* abs_sum = nullptr) {
 }  // namespace fusekit::test
 
 /// First statement of a GPU test.
-#define FUSEKIT_REQUIRE_CUDA_DEVICE()                                              \
-  do {                                                                             \
+#define FUSEKIT_REQUIRE_CUDA_DEVICE()                                                  \
+  do {                                                                                 \
     if (!::fusekit::test::cuda_device_present()) { GTEST_SKIP() << "no CUDA device"; } \
   } while (0)

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 void count_into_int32(::cuda::std::span<const std::uint8_t> grey, std::int32_t* out) {
-  fusekit::transform_reduce_sum(fusekit::cpu{}, out, fusekit::reduce_algorithm::deterministic,
-                                [](std::uint8_t g) { return static_cast<std::int64_t>(g); }, grey);
+  fusekit::transform_reduce_sum(
+      fusekit::cpu{}, out, fusekit::reduce_algorithm::deterministic,
+      [](std::uint8_t g) { return static_cast<std::int64_t>(g); }, grey);
 }

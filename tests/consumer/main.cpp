@@ -50,9 +50,8 @@ int main() {
   float lo = 0.0f;
   fusekit::reduce(host, ::cuda::std::span<const float>(x), &lo, fusekit::minimum{}, 1.0e30f);
   expect(lo == 0.0f, "reduce with minimum");
-  double const dot =
-      fusekit::transform_reduce(host, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{},
-                                fusekit::weigh{}, x, x);
+  double const dot = fusekit::transform_reduce(host, fusekit::reduce_algorithm::deterministic,
+                                               fusekit::accumulate_in<double>{}, fusekit::weigh{}, x, x);
   double dot_ref = 0.0;
   for (float v : x) { dot_ref += static_cast<double>(v) * v; }
   expect(dot == dot_ref, "transform_reduce of x·x");

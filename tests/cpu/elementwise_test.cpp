@@ -32,7 +32,8 @@ TEST(ElementwisePlan, VectorWidthIsSixteenBytesOfTheSmallestType) {
   // The plan of aligned uint8 greyscales into floats steps 16 elements at a time.
   alignas(64) static std::uint8_t grey[100];
   alignas(64) static float w[100], out[100];
-  auto const p = fusekit::detail::plan_for(100, out, static_cast<const std::uint8_t*>(grey), static_cast<const float*>(w));
+  auto const p =
+      fusekit::detail::plan_for(100, out, static_cast<const std::uint8_t*>(grey), static_cast<const float*>(w));
   EXPECT_EQ(p.width, 16);
   EXPECT_EQ(p.head, 0);
   EXPECT_EQ(p.vectors, 6);
@@ -127,9 +128,9 @@ void check_body_coverage(const std::vector<std::size_t>& out_offsets, const std:
             idx.data[i] = static_cast<float>(i);
           }
           for (std::int64_t n = 0; n <= max_n; ++n) {
-            auto const plan = fusekit::detail::plan_for(n, out.data, static_cast<const Extra1*>(e1.data),
-                                                        static_cast<const Extra2*>(e2.data),
-                                                        static_cast<const float*>(idx.data));
+            auto const plan =
+                fusekit::detail::plan_for(n, out.data, static_cast<const Extra1*>(e1.data),
+                                          static_cast<const Extra2*>(e2.data), static_cast<const float*>(idx.data));
             vector_plans += plan.vectors > 0;
             for (std::int64_t threads : {std::int64_t{1}, std::int64_t{7}, std::int64_t{3 * 256}}) {
               std::vector<int> counts(max_n, 0);
@@ -229,15 +230,18 @@ TEST(CpuTransform, OneToFourInputsWithCustomFunctors) {
     d[i] = 0.25;
   }
   span<double> o(out);
-  fusekit::transform(fusekit::cpu{}, o, [](double x) { return -x; }, span<const double>(a));
+  fusekit::transform(
+      fusekit::cpu{}, o, [](double x) { return -x; }, span<const double>(a));
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(out[i], -a[i]); }
   fusekit::transform(fusekit::cpu{}, o, fusekit::weigh{}, span<const double>(a), span<const double>(b));
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(out[i], a[i] * b[i]); }
-  fusekit::transform(fusekit::cpu{}, o, [](double x, double y, double z) { return x * y - z; }, span<const double>(a),
-                     span<const double>(b), span<const double>(c));
+  fusekit::transform(
+      fusekit::cpu{}, o, [](double x, double y, double z) { return x * y - z; }, span<const double>(a),
+      span<const double>(b), span<const double>(c));
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(out[i], a[i] * b[i] - c[i]); }
-  fusekit::transform(fusekit::cpu{1}, o, [](double x, double y, double z, double q) { return (x + y) * q - z; },
-                     span<const double>(a), span<const double>(b), span<const double>(c), span<const double>(d));
+  fusekit::transform(
+      fusekit::cpu{1}, o, [](double x, double y, double z, double q) { return (x + y) * q - z; }, span<const double>(a),
+      span<const double>(b), span<const double>(c), span<const double>(d));
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(out[i], (a[i] + b[i]) * d[i] - c[i]); }
 }
 
@@ -266,7 +270,9 @@ TEST(CpuTransform, UnfusedMatchesFusedExactly) {
     fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w),
                                   span<float>(unfused));
 #if defined(__FAST_MATH__)  // the compiler may contract and reassociate the two loops differently
-    for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(ulp_error(fused[i], unfused[i]), 2 * (fusekit::tanh_float_max_ulp + 1.5)); }
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_LE(ulp_error(fused[i], unfused[i]), 2 * (fusekit::tanh_float_max_ulp + 1.5));
+    }
 #else
     ASSERT_EQ(0, std::memcmp(fused.data(), unfused.data(), n * sizeof(float)));
 #endif
@@ -295,32 +301,40 @@ TEST(CpuTransformArguments, RejectedBeforeAnythingIsWritten) {
   fusekit::cpu const cpu{};
   span<float> o(out);
   span<const float> g(grey), wv(w);
-  expect_rejected([&] { fusekit::hidden_layer(cpu, span<const float>(static_cast<const float*>(nullptr), n), wv, o); }, {"hidden_layer", "grey", "null"}, out);
-  expect_rejected([&] { fusekit::hidden_layer(cpu, g, span<const float>(static_cast<const float*>(nullptr), n), o); }, {"w", "null"}, out);
-  expect_rejected([&] { fusekit::hidden_layer(cpu, g, wv, span<float>(static_cast<float*>(nullptr), n)); }, {"out", "null"}, out);
+  expect_rejected([&] { fusekit::hidden_layer(cpu, span<const float>(static_cast<const float*>(nullptr), n), wv, o); },
+                  {"hidden_layer", "grey", "null"}, out);
+  expect_rejected([&] { fusekit::hidden_layer(cpu, g, span<const float>(static_cast<const float*>(nullptr), n), o); },
+                  {"w", "null"}, out);
+  expect_rejected([&] { fusekit::hidden_layer(cpu, g, wv, span<float>(static_cast<float*>(nullptr), n)); },
+                  {"out", "null"}, out);
   expect_rejected([&] { fusekit::hidden_layer(cpu, g.first(n - 1), wv, o); }, {"grey", "63", "64", "same size"}, out);
   expect_rejected([&] { fusekit::transform(cpu, o, fusekit::weigh{}, g, wv.first(1)); }, {"transform", "ins[1]"}, out);
   // Partial overlap: out one element past an input.
-  expect_rejected([&] { fusekit::transform(cpu, o.subspan(1), fusekit::tanh_activate{}, span<const float>(out.data(), n - 1)); },
-                  {"partially overlaps", "ins[0]"}, out);
+  expect_rejected(
+      [&] { fusekit::transform(cpu, o.subspan(1), fusekit::tanh_activate{}, span<const float>(out.data(), n - 1)); },
+      {"partially overlaps", "ins[0]"}, out);
   // Same address, different element type: not in place.
   std::vector<double> d(n, 1.0);
-  expect_rejected([&] {
-    fusekit::transform(cpu, span<float>(reinterpret_cast<float*>(d.data()), n / 2), fusekit::tanh_activate{},
-                       span<const double>(d.data(), n / 2));
-  }, {"partially overlaps", "ins[0]"}, d);
+  expect_rejected(
+      [&] {
+        fusekit::transform(cpu, span<float>(reinterpret_cast<float*>(d.data()), n / 2), fusekit::tanh_activate{},
+                           span<const double>(d.data(), n / 2));
+      },
+      {"partially overlaps", "ins[0]"}, d);
   // Misaligned float view.
   auto const* odd = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(grey.data()) + 1);
   expect_rejected([&] { fusekit::transform(cpu, o.first(8), fusekit::tanh_activate{}, span<const float>(odd, 8)); },
                   {"ins[0]", "aligned", "4 bytes"}, out);
   // The unfused chain needs out apart from its inputs.
-  expect_rejected([&] { fusekit::hidden_layer_unfused(cpu, g, wv, span<float>(w)); }, {"hidden_layer_unfused", "overlaps", "w"}, out);
+  expect_rejected([&] { fusekit::hidden_layer_unfused(cpu, g, wv, span<float>(w)); },
+                  {"hidden_layer_unfused", "overlaps", "w"}, out);
 }
 
 TEST(CpuTransformArguments, EmptyAndNullEmptyAreFine) {
   fusekit::transform(fusekit::cpu{}, span<float>(), fusekit::tanh_activate{}, span<const float>());
   std::vector<float> out(3, 1.0f);
-  fusekit::transform(fusekit::cpu{}, span<float>(out).first(0), fusekit::tanh_activate{}, span<const float>(static_cast<const float*>(nullptr), 0));
+  fusekit::transform(fusekit::cpu{}, span<float>(out).first(0), fusekit::tanh_activate{},
+                     span<const float>(static_cast<const float*>(nullptr), 0));
   EXPECT_EQ(out[0], 1.0f);
 }
 

@@ -23,7 +23,6 @@ using ::cuda::std::span;
 using fusekit::reduce_algorithm;
 using fusekit::test::signed_values;
 
-
 // Sizes around the tree's tiles and levels, and random ones.
 std::vector<std::size_t> sizes() {
   std::vector<std::size_t> s = {1, 2, 255, 256, 257, 8191, 8192, 8193, 16384, 8192 * 3 + 17, 200003};
@@ -66,8 +65,9 @@ TEST(Reduce, InitIsCombinedOnceAndIsTheResultOfNoValues) {
   std::vector<std::int64_t> ones(10000, 1);
   for (auto a : fusekit::all_reduce_algorithms) {
     float m = 0;
-    fusekit::reduce(fusekit::cpu{}, span<const float>(none), &m, fusekit::minimum{}, 42.0f,
-                    a == reduce_algorithm::naive_atomic || a == reduce_algorithm::block_atomic ? reduce_algorithm::cub : a);
+    fusekit::reduce(
+        fusekit::cpu{}, span<const float>(none), &m, fusekit::minimum{}, 42.0f,
+        a == reduce_algorithm::naive_atomic || a == reduce_algorithm::block_atomic ? reduce_algorithm::cub : a);
     EXPECT_EQ(m, 42.0f);
     std::int64_t s = 0;
     fusekit::reduce(fusekit::cpu{}, span<const std::int64_t>(ones), &s, fusekit::plus{}, std::int64_t{5}, a);
@@ -210,7 +210,9 @@ struct largest_magnitude_ties_positive {
 TEST(Reduce, AnOpCommutativeOnlyThroughItsTieRule) {
   for (std::size_t n : sizes()) {
     std::vector<float> x(n);
-    for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<float>((i * 7919) % (n / 2 + 1)) * (i % 2 ? -1.0f : 1.0f); }
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<float>((i * 7919) % (n / 2 + 1)) * (i % 2 ? -1.0f : 1.0f);
+    }
     float want = 0;
     for (float v : x) { want = largest_magnitude_ties_positive{}(want, v); }
     for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {

@@ -30,7 +30,6 @@ using fusekit::test::exact_sum;
 using fusekit::test::signed_values;
 using fusekit::test::uniform01;
 
-
 // The documented order, written out plainly: 256 lanes per 8192-value tile,
 // lane l adds elements l + 256k for k = 0..31, then pairs at distance
 // 128, 64, ..., 1; levels repeat until one value is left.
@@ -68,8 +67,21 @@ long double unit_roundoff() {
 }
 
 std::vector<std::size_t> tile_boundary_sizes() {
-  return {0, 1, 2, 255, 256, 257, 8191, 8192, 8193, 2 * 8192 - 1, 2 * 8192, 8192 * 3 + 5, 8192 * 8192 - 1,
-          8192 * 8192, 8192 * 8192 + 1};
+  return {0,
+          1,
+          2,
+          255,
+          256,
+          257,
+          8191,
+          8192,
+          8193,
+          2 * 8192 - 1,
+          2 * 8192,
+          8192 * 3 + 5,
+          8192 * 8192 - 1,
+          8192 * 8192,
+          8192 * 8192 + 1};
 }
 
 TEST(DeterministicTree, CpuMatchesIndependentImplementationBitForBit) {
@@ -221,8 +233,7 @@ void narrow_extremes_sum_exactly() {
       std::vector<T> x(static_cast<std::size_t>(n));
       Acc want = 0;
       for (std::int64_t i = 0; i < n; ++i) {
-        T const v = pattern == 0 ? lo : pattern == 1 ? hi : pattern == 2 ? (i % 2 ? lo : hi)
-                                                                         : static_cast<T>(gen());
+        T const v = pattern == 0 ? lo : pattern == 1 ? hi : pattern == 2 ? (i % 2 ? lo : hi) : static_cast<T>(gen());
         x[static_cast<std::size_t>(i)] = v;
         want = static_cast<Acc>(want + static_cast<Acc>(v));
       }
@@ -268,11 +279,14 @@ TEST(CpuTransformReduce, DotSumOfSquaresAndHiddenLayer) {
   }
   for (auto alg : fusekit::all_reduce_algorithms) {
     double got = 0;
-    fusekit::transform_reduce_sum(fusekit::cpu{}, &got, alg, fusekit::weigh{}, span<const double>(a), span<const double>(b));
-    EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot, dot) + abs_dot * 0x1p-53L) << fusekit::to_string(alg);
+    fusekit::transform_reduce_sum(fusekit::cpu{}, &got, alg, fusekit::weigh{}, span<const double>(a),
+                                  span<const double>(b));
+    EXPECT_LE(fabsl(got - dot), cpu_bound<double>(alg, n, abs_dot, dot) + abs_dot * 0x1p-53L)
+        << fusekit::to_string(alg);
   }
   // Sum of squares through a lambda; the default (deterministic) host-value form.
-  double const squares = fusekit::transform_reduce(fusekit::cpu{}, [](double x) { return x * x; }, span<const double>(a));
+  double const squares = fusekit::transform_reduce(
+      fusekit::cpu{}, [](double x) { return x * x; }, span<const double>(a));
   long double sq = 0;
   for (double v : a) { sq += static_cast<long double>(v) * v; }
   EXPECT_LE(fabsl(squares - sq), 1e-12L * sq);
@@ -281,9 +295,9 @@ TEST(CpuTransformReduce, DotSumOfSquaresAndHiddenLayer) {
   auto const w = fusekit::test::make_weights<float>(n, 14);
   std::vector<float> out(n);
   fusekit::hidden_layer(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w), span<float>(out));
-  double const layer_sum = fusekit::transform_reduce(fusekit::cpu{}, reduce_algorithm::deterministic,
-                                                     fusekit::accumulate_in<double>{}, fusekit::make_hidden_layer(),
-                                                     span<const std::uint8_t>(grey), span<const float>(w));
+  double const layer_sum =
+      fusekit::transform_reduce(fusekit::cpu{}, reduce_algorithm::deterministic, fusekit::accumulate_in<double>{},
+                                fusekit::make_hidden_layer(), span<const std::uint8_t>(grey), span<const float>(w));
   double const out_sum = fusekit::sum(fusekit::cpu{}, span<const float>(out), reduce_algorithm::deterministic,
                                       fusekit::accumulate_in<double>{});
   // Elements may differ by the contraction of the two CPU code paths (≤ 2 · 1.6 ulp each).
@@ -303,15 +317,18 @@ void expect_invalid(F f, const std::vector<std::string>& needles) {
 TEST(CpuSumArguments, Rejected) {
   std::vector<float> x(64, 1.0f);
   float out = -7.0f;
-  expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(static_cast<const float*>(nullptr), 4), &out); },
-                 {"reduce_sum", "in", "null"});
+  expect_invalid(
+      [&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(static_cast<const float*>(nullptr), 4), &out); },
+      {"reduce_sum", "in", "null"});
   expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(x), static_cast<float*>(nullptr)); },
                  {"out is null"});
   expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(x), x.data() + 5); }, {"out overlaps in"});
-  expect_invalid([&] {
-    fusekit::transform_reduce_sum(fusekit::cpu{}, &out, reduce_algorithm::cub, fusekit::weigh{}, span<const float>(x),
-                                  span<const float>(x).first(3));
-  }, {"transform_reduce_sum", "ins[1]", "same size"});
+  expect_invalid(
+      [&] {
+        fusekit::transform_reduce_sum(fusekit::cpu{}, &out, reduce_algorithm::cub, fusekit::weigh{},
+                                      span<const float>(x), span<const float>(x).first(3));
+      },
+      {"transform_reduce_sum", "ins[1]", "same size"});
   EXPECT_EQ(out, -7.0f);
 }
 

@@ -261,9 +261,14 @@ TEST(FitArguments, Rejected) {
   auto Wm = fusekit::matrix<double>(W.data(), 2, 4);
   gd_options o;
   expect_invalid([&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 9, 2), Wm, o); }, "Y has 9 rows but X has 10");
-  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o); }, "W is 2 x 3 but must be N x L = 2 x 4");
-  expect_invalid([&] { fusekit::fit(cpu, cmatrix<double>(p.X.data(), 10, 0), Y, fusekit::matrix<double>(W.data(), 2, 0), o); }, "X is 10 x 0");
-  expect_invalid([&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 10, 0), fusekit::matrix<double>(W.data(), 0, 4), o); }, "Y has no columns");
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o); },
+                 "W is 2 x 3 but must be N x L = 2 x 4");
+  expect_invalid(
+      [&] { fusekit::fit(cpu, cmatrix<double>(p.X.data(), 10, 0), Y, fusekit::matrix<double>(W.data(), 2, 0), o); },
+      "X is 10 x 0");
+  expect_invalid(
+      [&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 10, 0), fusekit::matrix<double>(W.data(), 0, 4), o); },
+      "Y has no columns");
   for (double lr : {0.0, -1.0, double(NAN), double(INFINITY)}) {
     gd_options bad;
     bad.learning_rate = lr;
@@ -285,8 +290,12 @@ TEST(FitArguments, Rejected) {
   zero_iterations.max_iterations = 0;
   expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, zero_iterations); }, "max_iterations");
   std::vector<double> Yh(20);
-  expect_invalid([&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 3), fusekit::matrix<double>(Yh.data(), 10, 2)); }, "W has 3 columns but X has 4");
-  expect_invalid([&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Yh.data(), 10, 1)); }, "Y_hat is 10 x 1");
+  expect_invalid(
+      [&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 3), fusekit::matrix<double>(Yh.data(), 10, 2)); },
+      "W has 3 columns but X has 4");
+  expect_invalid(
+      [&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Yh.data(), 10, 1)); },
+      "Y_hat is 10 x 1");
 }
 
 TEST(Predict, MatchesReferenceProduct) {
@@ -341,8 +350,8 @@ TEST(FitPolicy, SmallConjugateGradientFitsRunOnOneThread) {
   fusekit::gd_options const cg = fusekit::gd_options::recommended();
   fusekit::cpu const team{2};
   EXPECT_EQ(fit_policy(team, cg, 200, 16, 200).threads, 1);
-  EXPECT_EQ(fit_policy(team, cg, 200, 32, 200).threads, 2);    // 8.0e6 of work
-  EXPECT_EQ(fit_policy(team, cg, 100000, 16, 1).threads, 2);   // the Gram matrix alone: 2.7e7
+  EXPECT_EQ(fit_policy(team, cg, 200, 32, 200).threads, 2);   // 8.0e6 of work
+  EXPECT_EQ(fit_policy(team, cg, 100000, 16, 1).threads, 2);  // the Gram matrix alone: 2.7e7
   EXPECT_EQ(fit_policy(team, fusekit::gd_options{}, 200, 16, 200).threads, 2);
   EXPECT_EQ(fit_policy(team, cg, std::int64_t{1} << 62, 1 << 20, 1 << 20).threads, 2);
 }
@@ -477,8 +486,8 @@ TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
         o.max_iterations = 2000;
         std::vector<double> W;
         auto const r = cpu_fit(p, W, o);
-        std::string const what = std::string(fusekit::to_string(m)) + " " + fusekit::to_string(pc) + " " +
-                                 fusekit::to_string(f);
+        std::string const what =
+            std::string(fusekit::to_string(m)) + " " + fusekit::to_string(pc) + " " + fusekit::to_string(f);
         for (std::int64_t n = 0; n < p.N; ++n) {
           EXPECT_EQ(W[n * p.L + 1], 0.0) << what;
           EXPECT_NE(r.outputs[n].status, fit_status::diverged) << what;
@@ -605,7 +614,8 @@ TEST(CpuGram, EveryEntryIsTheInOrderSum) {
   std::int64_t const K = p.K, L = p.L, N = p.N;
   for (int threads : {1, 2}) {
     std::vector<double> A, B;
-    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N), A, B);
+    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N), A,
+                                      B);
     for (std::int64_t i = 0; i < L; ++i) {
       for (std::int64_t j = 0; j < L; ++j) {
         volatile double s = 0;  // one term at a time, in row order

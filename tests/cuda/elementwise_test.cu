@@ -113,8 +113,9 @@ TEST(GpuTransform, TanhOnDeviceWithinBoundAcrossFloatRange) {
 // A __device__ lambda, made outside a TEST body (nvcc needs a public enclosing function).
 void sum_scale_subtract(span<double> out, span<const double> a, span<const double> b, span<const double> c,
                         span<const double> d) {
-  fusekit::transform(fusekit::cuda{}, out, [] __device__(double x, double y, double z, double q) { return (x + y) * q - z; },
-                     a, b, c, d);
+  fusekit::transform(
+      fusekit::cuda{}, out, [] __device__(double x, double y, double z, double q) { return (x + y) * q - z; }, a, b, c,
+      d);
 }
 
 TEST(GpuTransform, FourInputsWithADeviceLambdaInPlace) {
@@ -135,7 +136,8 @@ TEST(GpuTransform, FourInputsWithADeviceLambdaInPlace) {
 }
 
 // __device__ lambdas as fuse stages, through unary and binary (the host cannot ask their arity).
-void layer_with_device_stages(span<float> out, span<const std::uint8_t> grey, span<const float> w, span<const float> b) {
+void layer_with_device_stages(span<float> out, span<const std::uint8_t> grey, span<const float> w,
+                              span<const float> b) {
   auto const layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{},
                                    fusekit::binary([] __device__(float x, float bias) { return x + bias; }),
                                    fusekit::unary([] __device__(float x) { return x > 0.0f ? x : 0.0f; }));
@@ -200,7 +202,9 @@ TEST(GpuTransform, GraphCapturedCallReplays) {
   std::vector<float> expected(n);
   fusekit::hidden_layer(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w), span<float>(expected));
   auto const out = d_out.to_host();
-  for (std::size_t i = 0; i < n; ++i) { ASSERT_LE(ulp_error(out[i], expected[i]), 2 * fusekit::tanh_float_max_ulp) << i; }
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_LE(ulp_error(out[i], expected[i]), 2 * fusekit::tanh_float_max_ulp) << i;
+  }
   FUSEKIT_CUDA_TRY(cudaGraphExecDestroy(exec));
   FUSEKIT_CUDA_TRY(cudaGraphDestroy(graph));
   FUSEKIT_CUDA_TRY(cudaStreamDestroy(stream));
@@ -219,7 +223,9 @@ TEST(GpuTransform, MoreThanTwoToThe31ElementsOfUint8) {
   std::int64_t const n = (std::int64_t{1} << 31) + 123;
   std::size_t free_bytes = 0, total = 0;
   FUSEKIT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
-  if (free_bytes < static_cast<std::size_t>(n) * 9 + (std::size_t{1} << 30)) { GTEST_SKIP() << "needs 20 GB of device memory"; }
+  if (free_bytes < static_cast<std::size_t>(n) * 9 + (std::size_t{1} << 30)) {
+    GTEST_SKIP() << "needs 20 GB of device memory";
+  }
   device_buffer<std::uint8_t> d_grey(n);
   device_buffer<float> d_w(n), d_out(n);
   fill_large<<<1024, 256>>>(d_grey.data(), d_w.data(), n);

@@ -24,8 +24,8 @@ namespace {
 
 using fusekit::test::device_buffer;
 
-#define FUSEKIT_REQUIRE_DEVICE()                                             \
-  do {                                                                       \
+#define FUSEKIT_REQUIRE_DEVICE()                                                     \
+  do {                                                                               \
     if (!fusekit::test::cuda_device_present()) { GTEST_SKIP() << "no CUDA device"; } \
   } while (0)
 
@@ -172,9 +172,10 @@ TEST(HostData, DeterministicSumOverHostDataHasTheDeviceAndCpuBits) {
     for (kind k : all_kinds) {
       for (int depth : {1, 2, 4}) {
         host_memory<float> hx(k, x);
-        float const on_host = fusekit::sum(small_chunks(nullptr, depth), hx.cview(),
-                                           fusekit::reduce_algorithm::deterministic);
-        ASSERT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_host), fusekit::detail::bit_cast<std::uint32_t>(on_device))
+        float const on_host =
+            fusekit::sum(small_chunks(nullptr, depth), hx.cview(), fusekit::reduce_algorithm::deterministic);
+        ASSERT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_host),
+                  fusekit::detail::bit_cast<std::uint32_t>(on_device))
             << "n " << n << ", kind " << k << ", depth " << depth;
       }
     }
@@ -306,8 +307,7 @@ void expect_streamed_gram_within_bound() {
   device_buffer<std::byte> ws(ws_bytes);
   fusekit::detail::cublas_context const cublas{fusekit::detail::cublas_handle(), ws.data(), ws_bytes};
   using cm = fusekit::matrix<const T>;
-  fusekit::detail::gram_matrices<T>(cublas.on(nullptr), cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(),
-                                    B1.data());
+  fusekit::detail::gram_matrices<T>(cublas.on(nullptr), cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(), B1.data());
   fusekit::tuning t = fusekit::tuning_for(9, 0);
   t.pipeline.chunk_bytes = 4096;  // 56 rows of X per chunk: 358 chunks
   fusekit::cuda const policy = fusekit::cuda{}.with(t);
@@ -356,8 +356,8 @@ TEST(HostData, FitAndPredictOnHostDataMatchTheDeviceCalls) {
     o.formulation = f;
     device_buffer<double> dX(p.X), dY(p.Y), dW(N * L);
     FUSEKIT_CUDA_TRY(cudaMemset(dW.data(), 0, N * L * sizeof(double)));
-    fusekit::fit_report const on_device = fusekit::fit(fusekit::cuda{}, cm(dX.data(), K, L), cm(dY.data(), K, N),
-                                                       m(dW.data(), N, L), o);
+    fusekit::fit_report const on_device =
+        fusekit::fit(fusekit::cuda{}, cm(dX.data(), K, L), cm(dY.data(), K, N), m(dW.data(), N, L), o);
     std::vector<double> W(N * L, 0.0);  // pageable X, Y and W
     fusekit::fit_report const on_host =
         fusekit::fit(small_chunks(), cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W.data(), N, L), o);

@@ -23,10 +23,9 @@ namespace {
 
 using ::cuda::std::span;
 using fusekit::reduce_algorithm;
+using fusekit::test::device_buffer;
 using fusekit::test::signed_values;
 using fusekit::test::uniform01;
-using fusekit::test::device_buffer;
-
 
 template <class Acc, class T>
 Acc gpu_sum(const device_buffer<T>& d, reduce_algorithm a) {
@@ -43,10 +42,18 @@ long double gpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
   long double const threads = static_cast<long double>(sms) * 2048;
   long double factor = 0;
   switch (a) {
-    case reduce_algorithm::naive_atomic: factor = static_cast<long double>(n); break;
-    case reduce_algorithm::block_atomic: factor = n / threads + 10 + 2.0L * sms + 1; break;
-    case reduce_algorithm::cub: factor = n / threads + std::log2(static_cast<double>(n) + 2) + 1; break;
-    case reduce_algorithm::deterministic: factor = 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1); break;
+    case reduce_algorithm::naive_atomic:
+      factor = static_cast<long double>(n);
+      break;
+    case reduce_algorithm::block_atomic:
+      factor = n / threads + 10 + 2.0L * sms + 1;
+      break;
+    case reduce_algorithm::cub:
+      factor = n / threads + std::log2(static_cast<double>(n) + 2) + 1;
+      break;
+    case reduce_algorithm::deterministic:
+      factor = 40.0L * (fusekit::detail::tree_levels(static_cast<std::int64_t>(n)) + 1);
+      break;
   }
   return factor * u * abs_sum;
 }
@@ -235,7 +242,9 @@ TEST(GpuSum, MoreThanTwoToThe31Values) {
   std::int64_t const n = (std::int64_t{1} << 31) + 17;
   std::size_t free_bytes = 0, total = 0;
   FUSEKIT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
-  if (free_bytes < static_cast<std::size_t>(n) * 4 + (std::size_t{1} << 30)) { GTEST_SKIP() << "needs 10 GB of device memory"; }
+  if (free_bytes < static_cast<std::size_t>(n) * 4 + (std::size_t{1} << 30)) {
+    GTEST_SKIP() << "needs 10 GB of device memory";
+  }
   device_buffer<std::int32_t> d(static_cast<std::size_t>(n));
   fill_pattern<<<1024, 256>>>(d.data(), n);
   FUSEKIT_CHECK_LAUNCH();
@@ -255,10 +264,11 @@ TEST(GpuTransformReduce, DotProductAgainstCpu) {
   auto const a = signed_values<double>(n, 31);
   auto const b = signed_values<double>(n, 32);
   device_buffer<double> da(a), db(b);
-  double const cpu = fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
+  double const cpu =
+      fusekit::transform_reduce(fusekit::cpu{}, fusekit::weigh{}, span<const double>(a), span<const double>(b));
   for (auto alg : fusekit::all_reduce_algorithms) {
-    double const gpu = fusekit::transform_reduce(fusekit::cuda{}, alg, fusekit::accumulate_in<double>{}, fusekit::weigh{},
-                                                 da.cview(), db.cview());
+    double const gpu = fusekit::transform_reduce(fusekit::cuda{}, alg, fusekit::accumulate_in<double>{},
+                                                 fusekit::weigh{}, da.cview(), db.cview());
     EXPECT_NEAR(gpu, cpu, 1e-9 * static_cast<double>(n)) << fusekit::to_string(alg);
   }
   // Deterministic: the same order; a·b is one rounded product on both sides.
@@ -272,11 +282,15 @@ TEST(GpuTransformReduce, DotProductAgainstCpu) {
 // written with mul_rn/add_rn it is two roundings on both sides again.
 struct multiply_add {
   template <class T>
-  FUSEKIT_HD T operator()(T a, T b, T c) const { return a * b + c; }
+  FUSEKIT_HD T operator()(T a, T b, T c) const {
+    return a * b + c;
+  }
 };
 struct multiply_add_rn {
   template <class T>
-  FUSEKIT_HD T operator()(T a, T b, T c) const { return fusekit::add_rn(fusekit::mul_rn(a, b), c); }
+  FUSEKIT_HD T operator()(T a, T b, T c) const {
+    return fusekit::add_rn(fusekit::mul_rn(a, b), c);
+  }
 };
 
 TEST(GpuTransformReduce, MultiplyAddRuleOfTheDeterministicSum) {
@@ -292,8 +306,10 @@ TEST(GpuTransformReduce, MultiplyAddRuleOfTheDeterministicSum) {
   float const cpu_rn = fusekit::transform_reduce(fusekit::cpu{}, multiply_add_rn{}, span<const float>(a),
                                                  span<const float>(b), span<const float>(c));
   ASSERT_NE(bits(cpu_fused), bits(cpu_rn)) << "the data must tell one rounding from two";
-  float const gpu_plain = fusekit::transform_reduce(fusekit::cuda{}, multiply_add{}, da.cview(), db.cview(), dc.cview());
-  float const gpu_rn = fusekit::transform_reduce(fusekit::cuda{}, multiply_add_rn{}, da.cview(), db.cview(), dc.cview());
+  float const gpu_plain =
+      fusekit::transform_reduce(fusekit::cuda{}, multiply_add{}, da.cview(), db.cview(), dc.cview());
+  float const gpu_rn =
+      fusekit::transform_reduce(fusekit::cuda{}, multiply_add_rn{}, da.cview(), db.cview(), dc.cview());
   EXPECT_EQ(bits(gpu_plain), bits(cpu_fused)) << "nvcc fuses a * b + c inside the op";
   EXPECT_EQ(bits(gpu_rn), bits(cpu_rn)) << "mul_rn/add_rn: the same bits as the CPU";
 }
@@ -306,9 +322,9 @@ TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
   for (auto a : fusekit::all_reduce_algorithms) {
     EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, misaligned, a), fusekit::invalid_argument);
     EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, in, storage + 3, a), fusekit::invalid_argument);  // overlaps in
-    EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, span<const float>(static_cast<const float*>(nullptr), 8),
-                                     storage + 40, a),
-                 fusekit::invalid_argument);
+    EXPECT_THROW(
+        fusekit::reduce_sum(fusekit::cuda{}, span<const float>(static_cast<const float*>(nullptr), 8), storage + 40, a),
+        fusekit::invalid_argument);
   }
   try {
     fusekit::reduce_sum(fusekit::cuda{}, in, misaligned, reduce_algorithm::block_atomic);

@@ -26,8 +26,8 @@ using fusekit::fit_status;
 using fusekit::gd_formulation;
 using fusekit::gd_method;
 using fusekit::gd_options;
-using fusekit::test::device_buffer;
 using fusekit::test::cpu_fit;
+using fusekit::test::device_buffer;
 using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
@@ -44,8 +44,8 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_opt
   device_buffer<T> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
   W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
   dW.copy_from(W);
-  auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L), cmatrix<T>(Y.data(), p.K, p.N),
-                                          fusekit::matrix<T>(dW.data(), p.N, p.L), o,
+  auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L),
+                                          cmatrix<T>(Y.data(), p.K, p.N), fusekit::matrix<T>(dW.data(), p.N, p.L), o,
                                           static_cast<fusekit::detail::fit_path>(path));
   W = dW.to_host();
   return r;
@@ -170,7 +170,9 @@ TEST(GpuFit, CublasPathRunsExactlyTheIterationBudget) {
         EXPECT_EQ(out.status, fit_status::max_iterations) << budget;
         EXPECT_EQ(out.iterations, budget);
       }
-      for (std::size_t i = 0; i < Wg.size(); ++i) { EXPECT_NEAR(Wg[i], Wc[i], 1e-9 * (1 + std::fabs(Wc[i]))) << budget; }
+      for (std::size_t i = 0; i < Wg.size(); ++i) {
+        EXPECT_NEAR(Wg[i], Wc[i], 1e-9 * (1 + std::fabs(Wc[i]))) << budget;
+      }
     }
   }
 }
@@ -283,7 +285,6 @@ TEST(CudaFitArguments, ShapesRejectedBeforeAnyLaunch) {
                fusekit::invalid_argument);
 }
 
-
 // ---- resources carried by the policy -----------------------------------------
 
 // A stream-ordered resource with the cuda::mr async interface, drawing from a
@@ -352,12 +353,13 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   (void)fusekit_pool_high_and_reset();
 
   ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
-  float const tree = fusekit::sum(policy, x);                                       // tree partials + scalar
-  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub);        // CUB's temporary storage
+  float const tree = fusekit::sum(policy, x);                                 // tree partials + scalar
+  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub);  // CUB's temporary storage
   gd_options o;
   o.max_iterations = 200;
-  auto const direct = fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
-                                               fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
+  auto const direct =
+      fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                               fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
   auto const single = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
                                    fusekit::matrix<float>(W.data(), p.N, p.L), o);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -392,16 +394,18 @@ TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
   o.max_iterations = 150;
   auto const r0 = gpu_fit(p, W_default, o, 2);
   device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
-  auto const r1 = fusekit::detail::gpu_fit(fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L),
-                                           cmatrix<double>(Y.data(), p.K, p.N), fusekit::matrix<double>(dW.data(), p.N, p.L),
-                                           o, fusekit::detail::fit_path::cublas);
+  auto const r1 = fusekit::detail::gpu_fit(
+      fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
+      fusekit::matrix<double>(dW.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
   W_tuned = dW.to_host();
   ASSERT_EQ(r0.outputs.size(), r1.outputs.size());
   for (std::size_t n = 0; n < r0.outputs.size(); ++n) {
     EXPECT_EQ(r0.outputs[n].iterations, r1.outputs[n].iterations);
     EXPECT_EQ(r0.outputs[n].status, r1.outputs[n].status);
   }
-  for (std::size_t i = 0; i < W_default.size(); ++i) { EXPECT_NEAR(W_default[i], W_tuned[i], 1e-9 * (1 + std::fabs(W_default[i]))); }
+  for (std::size_t i = 0; i < W_default.size(); ++i) {
+    EXPECT_NEAR(W_default[i], W_tuned[i], 1e-9 * (1 + std::fabs(W_default[i])));
+  }
 }
 
 TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
@@ -442,7 +446,9 @@ TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
   std::vector<float> W_plain;
   auto const plain = gpu_fit(p, W_plain, o, 0);
   ASSERT_EQ(plain.outputs.size(), r.outputs.size());
-  for (std::size_t n = 0; n < r.outputs.size(); ++n) { EXPECT_EQ(plain.outputs[n].iterations, r.outputs[n].iterations); }
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) {
+    EXPECT_EQ(plain.outputs[n].iterations, r.outputs[n].iterations);
+  }
   EXPECT_EQ(W.to_host(), W_plain);
 }
 
@@ -451,7 +457,7 @@ TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
   gd_options o;
   std::size_t const direct = fusekit::fit_workspace_bytes<double>(50, 100, 4, o);  // K < L: direct
   std::size_t const gram = fusekit::fit_workspace_bytes<double>(5000, 100, 4, o);  // K > L: gram
-  EXPECT_GE(direct, sizeof(double) * (100 * 100 + 3 * 4 * 100 + 50 * 4));         // A, iterates and gradients, D
+  EXPECT_GE(direct, sizeof(double) * (100 * 100 + 3 * 4 * 100 + 50 * 4));          // A, iterates and gradients, D
   EXPECT_GE(gram, sizeof(double) * (100 * 100 + 4 * 100 + 2 * 100 + 1));           // A, B, the power iteration
   o.learning_rate = 1e-3;
   EXPECT_LT(fusekit::fit_workspace_bytes<double>(50, 100, 4, o), direct);  // no power iteration, and no A for direct
@@ -459,8 +465,7 @@ TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
   static std::vector<double> x(5000 * 100, 1.0), y(5000 * 4, 1.0), w(4 * 100);
   try {
     (void)fusekit::fit(fusekit::cuda{}, cmatrix<double>(x.data(), 5000, 100), cmatrix<double>(y.data(), 5000, 4),
-                       fusekit::matrix<double>(w.data(), 4, 100), o,
-                       ::cuda::std::span<std::byte>(small, sizeof small));
+                       fusekit::matrix<double>(w.data(), 4, 100), o, ::cuda::std::span<std::byte>(small, sizeof small));
     ADD_FAILURE() << "a 512-byte workspace was accepted";
   } catch (const fusekit::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("workspace has 512 bytes but needs"), std::string::npos) << e.what();
@@ -495,7 +500,9 @@ TEST(GpuFit, ProgressAtEachHostCheck) {
   std::vector<double> W;
   auto const cublas = gpu_fit(p, W, o, 2);
   ASSERT_FALSE(seen.empty());
-  for (std::size_t k = 0; k < seen.size(); ++k) { EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(64 * (k + 1))); }
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(64 * (k + 1)));
+  }
   EXPECT_EQ(seen.back().running, 0);
   EXPECT_EQ(seen.size(), static_cast<std::size_t>((cublas.most_iterations() + 63) / 64));
   seen.clear();

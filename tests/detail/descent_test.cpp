@@ -34,8 +34,16 @@ struct diagonal_problem {
 };
 
 descent_params<double> params(double lr, double tol, std::int64_t budget, bool nesterov) {
-  return {lr, tol, budget, 1000, 0, fusekit::gd_init::zeros,
-          nesterov ? fusekit::gd_method::nesterov : fusekit::gd_method::plain, false, 0.0, 1.0};
+  return {lr,
+          tol,
+          budget,
+          1000,
+          0,
+          fusekit::gd_init::zeros,
+          nesterov ? fusekit::gd_method::nesterov : fusekit::gd_method::plain,
+          false,
+          0.0,
+          1.0};
 }
 
 // The loop every backend runs: gradient at the point, then the shared step.
@@ -46,9 +54,9 @@ descent_state<double> descend(const diagonal_problem& pr, const descent_params<d
   std::vector<double> previous(w.size()), point(w.size()), g(w.size());
   fusekit::detail::descent_begin(team, p, 0, L, w.data(), previous.data(), point.data());
   auto const scaling = fusekit::detail::make_scaling(p, static_cast<const double*>(pr.A.data()), L + 1);
-  auto s = descent_state<double>::start(p, fusekit::detail::gram_terms(team, L, fusekit::detail::element_of<double>{pr.A.data()},
-                                                                        fusekit::detail::element_of<double>{pr.b.data()},
-                                                                        scaling));
+  auto s = descent_state<double>::start(
+      p, fusekit::detail::gram_terms(team, L, fusekit::detail::element_of<double>{pr.A.data()},
+                                     fusekit::detail::element_of<double>{pr.b.data()}, scaling));
   do {
     fusekit::detail::gram_gradient(team, pr.A.data(), pr.b.data(), L, point.data(), g.data());
   } while (fusekit::detail::descent_step(team, p, s, L, w.data(), previous.data(), point.data(),
@@ -66,7 +74,8 @@ TEST(DescentStep, PlainMatchesTheClosedFormIterateForIterate) {
     EXPECT_EQ(s.report.iterations, t);
     for (std::size_t i = 0; i < w.size(); ++i) {
       long double const a = pr.A[i * 3 + i], b = pr.b[i];
-      long double const exact = b / a * (1.0L - std::pow(1.0L - static_cast<long double>(lr) * a, static_cast<long double>(t)));
+      long double const exact =
+          b / a * (1.0L - std::pow(1.0L - static_cast<long double>(lr) * a, static_cast<long double>(t)));
       EXPECT_NEAR(w[i], static_cast<double>(exact), 1e-14) << "t = " << t << ", i = " << i;
     }
   }

@@ -24,9 +24,14 @@ std::vector<shard> random_layout(std::int64_t n, int ranks, std::mt19937& rng) {
   std::vector<std::int64_t> cuts{0, n};
   for (int r = 1; r < ranks; ++r) {
     switch (rng() % 4) {
-      case 0: cuts.push_back(cuts[rng() % cuts.size()]); break;                        // an empty shard
-      case 1: cuts.push_back(std::min<std::int64_t>(n, cuts[rng() % cuts.size()] + 1)); break;  // one value
-      default: cuts.push_back(n > 0 ? static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1)) : 0);
+      case 0:
+        cuts.push_back(cuts[rng() % cuts.size()]);
+        break;  // an empty shard
+      case 1:
+        cuts.push_back(std::min<std::int64_t>(n, cuts[rng() % cuts.size()] + 1));
+        break;  // one value
+      default:
+        cuts.push_back(n > 0 ? static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1)) : 0);
     }
   }
   std::sort(cuts.begin(), cuts.end());
@@ -65,9 +70,8 @@ Acc simulated_sum(const std::vector<T>& data, const std::vector<shard>& layout) 
     const auto& x = plans[static_cast<std::size_t>(r)];
     EXPECT_EQ(x.tail, static_cast<std::int64_t>(tails[static_cast<std::size_t>(r)].size()));
     fusekit::detail::array_source<Acc, T> const local{data.data() + me.offset};
-    auto const tiles = fusekit::detail::owned_tile_results<Acc>(policy, local, me,
-                                                                tails[static_cast<std::size_t>(r)].data(), x,
-                                                                fusekit::plus{});
+    auto const tiles = fusekit::detail::owned_tile_results<Acc>(
+        policy, local, me, tails[static_cast<std::size_t>(r)].data(), x, fusekit::plus{});
     for (std::int64_t t = x.first_tile; t < x.end_tile; ++t) {
       level[static_cast<std::size_t>(t)] = tiles[static_cast<std::size_t>(t - x.first_tile)];
       ++covered[static_cast<std::size_t>(t)];
@@ -107,10 +111,10 @@ TEST(DistributedTree, ShardsOnTileBoundariesAndInsideOneTile) {
   auto const data = random_values<double>(3 * tile + 5, rng);
   double const expected = fusekit::sum(fusekit::cpu{}, data, fusekit::reduce_algorithm::deterministic);
   std::vector<std::vector<shard>> layouts = {
-      {{0, tile}, {tile, tile}, {2 * tile, tile + 5}},                          // on the boundaries
-      {{0, 1}, {1, 1}, {2, tile}, {tile + 2, 2 * tile + 3}},                   // one value each, then across
-      {{0, 10}, {10, 20}, {30, 40}, {70, 3 * tile - 65}},                      // three inside the first tile
-      {{2 * tile, tile + 5}, {0, 0}, {0, 2 * tile}},                           // any rank order, an empty shard
+      {{0, tile}, {tile, tile}, {2 * tile, tile + 5}},        // on the boundaries
+      {{0, 1}, {1, 1}, {2, tile}, {tile + 2, 2 * tile + 3}},  // one value each, then across
+      {{0, 10}, {10, 20}, {30, 40}, {70, 3 * tile - 65}},     // three inside the first tile
+      {{2 * tile, tile + 5}, {0, 0}, {0, 2 * tile}},          // any rank order, an empty shard
   };
   for (const auto& layout : layouts) {
     double const got = simulated_sum<double>(data, layout);

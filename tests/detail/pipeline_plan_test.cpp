@@ -84,7 +84,9 @@ std::string simulate(const pipeline_shape& shape, const std::vector<pipeline_op>
     const pipeline_op& op = ops[k];
     auto const s = static_cast<std::size_t>(op.slot);
     switch (op.kind) {
-      case pipeline_op_kind::stage_in: write(sim.pinned_in[s], op.chunk, "stage_in", error); break;
+      case pipeline_op_kind::stage_in:
+        write(sim.pinned_in[s], op.chunk, "stage_in", error);
+        break;
       case pipeline_op_kind::upload:
         if (shape.stage_in) { read(sim.pinned_in[s], op.chunk, "upload", error); }
         write(sim.device_in[s], op.chunk, "upload", error);
@@ -97,7 +99,9 @@ std::string simulate(const pipeline_shape& shape, const std::vector<pipeline_op>
         read(sim.device_out[s], op.chunk, "download", error);
         if (shape.stage_out) { write(sim.pinned_out[s], op.chunk, "download", error); }
         break;
-      case pipeline_op_kind::stage_out: read(sim.pinned_out[s], op.chunk, "stage_out", error); break;
+      case pipeline_op_kind::stage_out:
+        read(sim.pinned_out[s], op.chunk, "stage_out", error);
+        break;
     }
     for (std::int64_t i = op.begin; i < op.begin + op.count; ++i) {
       ++touched[static_cast<std::size_t>(i)][static_cast<std::size_t>(op.kind)];

@@ -38,10 +38,12 @@ struct regions {
     ranges.emplace_back(b, b + bytes);
   }
   void remove(const void* p) {
-    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == p; }), ranges.end());
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == p; }),
+                 ranges.end());
   }
   bool holds(const std::byte* p, std::size_t bytes) const {
-    return std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return p >= r.first && p + bytes <= r.second; });
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const auto& r) { return p >= r.first && p + bytes <= r.second; });
   }
 };
 
@@ -145,7 +147,9 @@ struct fake_driver {
     log.push_back("join");
   }
   /// Work on a stream (the test's kernels), run when the stream gets there.
-  void later(int q, std::function<void()> work) { streams.queues[static_cast<std::size_t>(q)].push_back({std::move(work)}); }
+  void later(int q, std::function<void()> work) {
+    streams.queues[static_cast<std::size_t>(q)].push_back({std::move(work)});
+  }
 
   void check(std::byte* dst, const std::byte* src, std::size_t bytes) {
     if (!memory.holds(dst, bytes) || !memory.holds(src, bytes)) {
@@ -186,24 +190,24 @@ void run_layer(std::int64_t n, std::int64_t chunk, int depth, memory_space grey_
   std::vector<int> computed(static_cast<std::size_t>(n), 0);
   driver.later(int(pipeline_queue::compute), write_inputs);
   {
-    fusekit::detail::walk_pipeline(
-        driver, shape, ins, outv,
-        [&](int stream, std::int64_t, std::int64_t begin, std::int64_t count, const std::array<const std::byte*, 2>& in,
-            std::byte* o) {
-          ASSERT_EQ(stream, int(pipeline_queue::compute));
-          driver.later(stream, [&, begin, count, in, o] {  // the kernel, when its stream gets there
-            ASSERT_TRUE(memory.holds(in[0], static_cast<std::size_t>(count)));
-            ASSERT_TRUE(memory.holds(in[1], static_cast<std::size_t>(count) * 4));
-            ASSERT_TRUE(memory.holds(o, static_cast<std::size_t>(count) * 4));
-            auto const g = reinterpret_cast<const std::uint8_t*>(in[0]);
-            auto const x = reinterpret_cast<const float*>(in[1]);
-            auto const y = reinterpret_cast<float*>(o);
-            for (std::int64_t i = 0; i < count; ++i) {
-              y[i] = static_cast<float>(g[i]) + 2 * x[i];
-              ++computed[static_cast<std::size_t>(begin + i)];
-            }
-          });
-        });
+    fusekit::detail::walk_pipeline(driver, shape, ins, outv,
+                                   [&](int stream, std::int64_t, std::int64_t begin, std::int64_t count,
+                                       const std::array<const std::byte*, 2>& in, std::byte* o) {
+                                     ASSERT_EQ(stream, int(pipeline_queue::compute));
+                                     driver.later(
+                                         stream, [&, begin, count, in, o] {  // the kernel, when its stream gets there
+                                           ASSERT_TRUE(memory.holds(in[0], static_cast<std::size_t>(count)));
+                                           ASSERT_TRUE(memory.holds(in[1], static_cast<std::size_t>(count) * 4));
+                                           ASSERT_TRUE(memory.holds(o, static_cast<std::size_t>(count) * 4));
+                                           auto const g = reinterpret_cast<const std::uint8_t*>(in[0]);
+                                           auto const x = reinterpret_cast<const float*>(in[1]);
+                                           auto const y = reinterpret_cast<float*>(o);
+                                           for (std::int64_t i = 0; i < count; ++i) {
+                                             y[i] = static_cast<float>(g[i]) + 2 * x[i];
+                                             ++computed[static_cast<std::size_t>(begin + i)];
+                                           }
+                                         });
+                                   });
   }
   driver.streams.run_all();  // what the streams still hold (a call's caller synchronizes)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -251,8 +255,8 @@ TEST(PipelineWalk, EveryMixOfMemoryKindsGivesEveryElementThroughItsSlots) {
 TEST(PipelineWalk, AThrowJoinsTheCopyStreamsBeforeTheStagingGoesBack) {
   std::int64_t const n = 100;
   std::vector<float> in(n, 1.0f), out(n, 0.0f);
-  std::array<pipeline_view, 1> const ins{pipeline_view{reinterpret_cast<const std::byte*>(in.data()), 4,
-                                                       memory_space::pageable}};
+  std::array<pipeline_view, 1> const ins{
+      pipeline_view{reinterpret_cast<const std::byte*>(in.data()), 4, memory_space::pageable}};
   pipeline_view const outv{reinterpret_cast<const std::byte*>(out.data()), 4, memory_space::pageable};
   for (std::int64_t fail_at : {0, 1, 3}) {
     std::vector<std::string> log;

@@ -38,9 +38,14 @@ std::vector<fusekit::detail::shard> split(std::int64_t n, std::mt19937& rng) {
   std::vector<std::int64_t> cuts{0, n};
   for (int r = 1; r < ranks; ++r) {
     switch (rng() % 4) {
-      case 0: cuts.push_back(cuts[rng() % cuts.size()]); break;
-      case 1: cuts.push_back(std::min<std::int64_t>(n, cuts[rng() % cuts.size()] + 1)); break;
-      default: cuts.push_back(n > 0 ? static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1)) : 0);
+      case 0:
+        cuts.push_back(cuts[rng() % cuts.size()]);
+        break;
+      case 1:
+        cuts.push_back(std::min<std::int64_t>(n, cuts[rng() % cuts.size()] + 1));
+        break;
+      default:
+        cuts.push_back(n > 0 ? static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1)) : 0);
     }
   }
   std::sort(cuts.begin(), cuts.end());
@@ -97,10 +102,10 @@ TEST(Mpi, DeterministicSumHasTheSingleProcessBitsForAnySplit) {
       fusekit::mpi const world = layout == 0 ? implicit : implicit.at(mine.offset);
       float const got = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic);
       ASSERT_TRUE(same_bits(got, single)) << "n " << n << ", layout " << layout << ": " << got << " vs " << single;
-      double const got_d = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic,
-                                        fusekit::accumulate_in<double>{});
-      double const single_d = fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic,
-                                           fusekit::accumulate_in<double>{});
+      double const got_d =
+          fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
+      double const single_d =
+          fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
       ASSERT_TRUE(same_bits(got_d, single_d)) << "n " << n;
     }
   }
@@ -265,20 +270,24 @@ TEST(Mpi, DocumentationSnippets) {
   fusekit::matrix<double> const W(w.data(), N, L);
   fusekit::gd_options options;
   {
+    // clang-format off
     // snippet: README.md
     fusekit::mpi const world{MPI_COMM_WORLD};
     float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
     fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);
     // end snippet
+    // clang-format on
     EXPECT_EQ(s, 500.0f * static_cast<float>(ranks_here()));
     EXPECT_TRUE(r.all_converged());
   }
   {
+    // clang-format off
     // snippet: include/fusekit/mpi.hpp
     fusekit::mpi const world{MPI_COMM_WORLD};          // fusekit::cpu on each rank, MPI between them
     float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
     fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);
     // end snippet
+    // clang-format on
     EXPECT_EQ(s, 500.0f * static_cast<float>(ranks_here()));
     EXPECT_TRUE(r.all_converged());
   }
@@ -361,8 +370,7 @@ TEST(Mpi, ArgumentsThatDifferAcrossRanksThrowOnEveryRank) {
   std::vector<float> xf(1000, 1.5f);
   std::vector<double> xd(1000, 1.5);
   expect_disagreement("algorithm", [&](bool differ) {
-    (void)fusekit::sum(world, xf,
-                       differ ? fusekit::reduce_algorithm::cub : fusekit::reduce_algorithm::deterministic);
+    (void)fusekit::sum(world, xf, differ ? fusekit::reduce_algorithm::cub : fusekit::reduce_algorithm::deterministic);
   });
   expect_disagreement("init", [&](bool differ) {
     float lo = 0;
@@ -412,9 +420,7 @@ TEST(Mpi, ProgressCallbackThrowingOnOneRankStopsEveryRank) {
     bool own = false, named = false;
     try {
       (void)fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, fusekit::matrix<double>(W.data(), N, L), o);
-    } catch (const stop_here&) {
-      own = true;
-    } catch (const std::runtime_error& e) {
+    } catch (const stop_here&) { own = true; } catch (const std::runtime_error& e) {
       named = std::string(e.what()).find("threw on rank " + std::to_string(thrower)) != std::string::npos;
     }
     EXPECT_EQ(own, rank_here() == thrower);
@@ -452,17 +458,16 @@ TEST(Mpi, NullCommunicatorAndBadOffsetsAreRejected) {
   std::vector<float> x(100, 1.0f);
   EXPECT_THROW((void)fusekit::sum(fusekit::mpi{MPI_COMM_NULL}, x), fusekit::invalid_argument);
   std::vector<double> X(6, 1.0), Y(3, 1.0), W(2, 0.0);
-  EXPECT_THROW((void)fusekit::fit(fusekit::mpi{MPI_COMM_NULL}, fusekit::matrix<const double>(X.data(), 3, 2),
-                                  fusekit::matrix<const double>(Y.data(), 3, 1), fusekit::matrix<double>(W.data(), 1, 2)),
-               fusekit::invalid_argument);
+  EXPECT_THROW(
+      (void)fusekit::fit(fusekit::mpi{MPI_COMM_NULL}, fusekit::matrix<const double>(X.data(), 3, 2),
+                         fusekit::matrix<const double>(Y.data(), 3, 1), fusekit::matrix<double>(W.data(), 1, 2)),
+      fusekit::invalid_argument);
   int const last = ranks_here() - 1;
   fusekit::mpi const world{MPI_COMM_WORLD};
   auto const message = [&](std::int64_t offset) {
     try {
       (void)fusekit::sum(world.at(rank_here() == last ? offset : 100 * rank_here()), x);
-    } catch (const fusekit::invalid_argument& e) {
-      return std::string(e.what());
-    }
+    } catch (const fusekit::invalid_argument& e) { return std::string(e.what()); }
     return std::string("no exception");
   };
   // −5 was taken as −1 (after the lower ranks).

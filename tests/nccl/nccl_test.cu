@@ -45,8 +45,8 @@ std::vector<float> values(std::size_t n, unsigned seed) {
 
 TEST_F(OneRank, DeterministicSumHasTheSingleGpuBits) {
   fusekit::nccl const gpus{comm_};
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{8191}, std::size_t{8192}, std::size_t{8193},
-                        std::size_t{100003}}) {
+  for (std::size_t n :
+       {std::size_t{0}, std::size_t{1}, std::size_t{8191}, std::size_t{8192}, std::size_t{8193}, std::size_t{100003}}) {
     auto const x = values(n, static_cast<unsigned>(n) + 1);
     device_buffer<float> d(x);
     float const single = fusekit::sum(fusekit::cuda{}, d.cview(), fusekit::reduce_algorithm::deterministic);
@@ -56,10 +56,12 @@ TEST_F(OneRank, DeterministicSumHasTheSingleGpuBits) {
     EXPECT_EQ(std::memcmp(&over_nccl, &single, sizeof single), 0) << n;
     EXPECT_EQ(std::memcmp(&over_nccl, &on_cpu, sizeof single), 0) << n;
     EXPECT_EQ(std::memcmp(&at_zero, &single, sizeof single), 0) << n;
-    double const dot = fusekit::transform_reduce(gpus, fusekit::reduce_algorithm::deterministic,
-                                                 fusekit::accumulate_in<double>{}, fusekit::weigh{}, d.cview(), d.cview());
-    double const dot1 = fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
-                                                  fusekit::accumulate_in<double>{}, fusekit::weigh{}, d.cview(), d.cview());
+    double const dot =
+        fusekit::transform_reduce(gpus, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{},
+                                  fusekit::weigh{}, d.cview(), d.cview());
+    double const dot1 =
+        fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
+                                  fusekit::accumulate_in<double>{}, fusekit::weigh{}, d.cview(), d.cview());
     EXPECT_EQ(std::memcmp(&dot, &dot1, sizeof dot), 0) << n;
   }
 }
@@ -111,11 +113,13 @@ TEST_F(OneRank, DocumentationSnippet) {
   options.formulation = fusekit::gd_formulation::gram;
   ncclComm_t const comm = comm_;
   cudaStream_t const stream = nullptr;
+  // clang-format off
   // snippet: include/fusekit/nccl.cuh
   fusekit::nccl const gpus{comm, fusekit::cuda{stream}};   // ncclComm_t, this rank's stream
   float s = fusekit::sum(gpus, my_shard, fusekit::reduce_algorithm::deterministic);
   fusekit::fit_report r = fusekit::fit(gpus, my_X_rows, my_Y_rows, W, options);
   // end snippet
+  // clang-format on
   EXPECT_EQ(s, 500.0f);
   EXPECT_TRUE(r.all_converged());
 }

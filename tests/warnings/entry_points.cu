@@ -22,7 +22,8 @@ void gpu_entry_points(float* f, double* d, std::uint8_t* u8, __half* h, std::int
   fusekit::tuning t = fusekit::tuning_for(9, 0);
   t.train.batch_iterations = 8;
   if (fusekit::sum_workspace_bytes<float>(n, fusekit::reduce_algorithm::deterministic) <= workspace_bytes) {
-    (void)fusekit::sum(pooled.with(t), in, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<float>{}, ws);
+    (void)fusekit::sum(pooled.with(t), in, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<float>{},
+                       ws);
     (void)fusekit::transform_reduce(pooled, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{},
                                     fusekit::weigh{}, ws, in, in);
     fusekit::transform_reduce_sum(pooled, d, fusekit::reduce_algorithm::deterministic, fusekit::weigh{}, ws, in, in);

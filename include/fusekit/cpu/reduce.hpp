@@ -49,8 +49,8 @@ inline constexpr std::int64_t cpu_sum_block = 4096;
 /// accumulator's unsigned twin for integers (two's-complement wrap-around is
 /// defined for unsigned types only; converting back gives the wrapped value).
 template <class Acc>
-using cpu_carry_t = typename std::conditional_t<std::is_floating_point_v<Acc>, std::common_type<double>,
-                                                std::make_unsigned<Acc>>::type;
+using cpu_carry_t =
+    typename std::conditional_t<std::is_floating_point_v<Acc>, std::common_type<double>, std::make_unsigned<Acc>>::type;
 
 /// The carried total as the accumulator: one rounding for floating types (to
 /// ±inf beyond float's range: convert), the wrapped value for integers.
@@ -181,7 +181,8 @@ void host_atomic_combine(Acc* out, Acc v, Op) {
   constexpr auto relaxed = ::cuda::std::memory_order_relaxed;
   if constexpr (std::is_same_v<Op, plus> && std::is_integral_v<Acc>) {
     using U = std::make_unsigned_t<Acc>;
-    ::cuda::atomic_ref<U, ::cuda::thread_scope_system>(*reinterpret_cast<U*>(out)).fetch_add(static_cast<U>(v), relaxed);
+    ::cuda::atomic_ref<U, ::cuda::thread_scope_system>(*reinterpret_cast<U*>(out))
+        .fetch_add(static_cast<U>(v), relaxed);
   } else if constexpr (std::is_same_v<Op, plus>) {
     ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_add(v, relaxed);
   } else if constexpr (std::is_same_v<Op, minimum>) {

@@ -196,7 +196,8 @@ struct no_processes {
 template <class T, class Sum>
 double cpu_direct_power_iteration(matrix<const T> X, const double* scale, const Sum& sum) {
   std::int64_t const L = X.extent(1);
-  std::vector<double> v(static_cast<std::size_t>(L)), u(v.size()), t(static_cast<std::size_t>(X.extent(0))), sv(v.size());
+  std::vector<double> v(static_cast<std::size_t>(L)), u(v.size()), t(static_cast<std::size_t>(X.extent(0))),
+      sv(v.size());
   return power_iteration(serial_team{}, L, v.data(), u.data(),
                          normal_operator<T, Sum>{X, t.data(), sv.data(), scale, sum});
 }
@@ -274,7 +275,8 @@ double cpu_learning_rate(const gd_options& o, const cpu_system<C>& sys, std::int
   bool const jacobi = o.preconditioner == gd_preconditioner::jacobi;
   if (sys.gram) {
     std::vector<double> v(static_cast<std::size_t>(L)), u(v.size());
-    return automatic_learning_rate<C>(symmetric_power_iteration(serial_team{}, sys.A.data(), L, v.data(), u.data(), jacobi));
+    return automatic_learning_rate<C>(
+        symmetric_power_iteration(serial_team{}, sys.A.data(), L, v.data(), u.data(), jacobi));
   }
   std::vector<double> scale;
   if (jacobi) {
@@ -293,7 +295,10 @@ struct cpu_output {
   descent_state<C> state;
 
   cpu_output(const descent_params<C>& p, std::int64_t n, std::int64_t L, std::int64_t K, C* w, output_terms terms)
-      : g(static_cast<std::size_t>(L)), previous(g.size()), point(g.size()), delta(static_cast<std::size_t>(K)),
+      : g(static_cast<std::size_t>(L)),
+        previous(g.size()),
+        point(g.size()),
+        delta(static_cast<std::size_t>(K)),
         rows(p.method == gd_method::conjugate_gradient ? static_cast<std::size_t>(K) : 0),
         state(descent_state<C>::start(p, terms)) {
     cg = p.method == gd_method::conjugate_gradient;
@@ -329,16 +334,16 @@ struct total_over_processes {
 /// Across processes (`sum`, as in make_cpu_system), qᵀq and r are summed over
 /// them, in rank order: every process then takes the same step.
 template <class C, class T, class M, class SumOverProcesses>
-bool cgls_step(matrix<const T> X, matrix<const T> Y, std::int64_t n, const descent_params<C>& p, cpu_output<C>& o,
-               C* w, const M& m, const SumOverProcesses& sum) {
+bool cgls_step(matrix<const T> X, matrix<const T> Y, std::int64_t n, const descent_params<C>& p, cpu_output<C>& o, C* w,
+               const M& m, const SumOverProcesses& sum) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   serial_team const team;
   C* const rho = o.rows.data();
   C* const q = o.delta.data();
   C* const d = o.point.data();
   rows_times(X, static_cast<const C*>(d), q);
-  cgls_rows(team, o.state, K, L, w, d, element_of<C>{q}, column_of<T, C>{Y.data_handle() + n, N},
-            reference_of<C>{rho}, total_over_processes<SumOverProcesses>{sum});
+  cgls_rows(team, o.state, K, L, w, d, element_of<C>{q}, column_of<T, C>{Y.data_handle() + n, N}, reference_of<C>{rho},
+            total_over_processes<SumOverProcesses>{sum});
   columns_times(X, static_cast<const C*>(rho), o.previous.data());
   sum(o.previous.data(), L);
   return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m);
@@ -378,8 +383,8 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
     for (const auto& out : outputs) {
       if (out.state.running) {
         ++now.running;
-        now.worst_grad_norm2 = out.state.report.grad_norm2 > now.worst_grad_norm2 ? out.state.report.grad_norm2
-                                                                                   : now.worst_grad_norm2;
+        now.worst_grad_norm2 =
+            out.state.report.grad_norm2 > now.worst_grad_norm2 ? out.state.report.grad_norm2 : now.worst_grad_norm2;
       }
     }
     if (o.progress) { o.progress(now); }
@@ -422,8 +427,8 @@ auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix
 /// Every output's terms of the stopping rules (descent.hpp); direct: ‖y_n‖
 /// over this process's rows, then `sum(values, count)` over the processes.
 template <class C, class T, class SumOverProcesses>
-std::vector<output_terms> cpu_all_output_terms(const cpu_system<C>& sys, const descent_params<C>& p,
-                                               matrix<const T> Y, const SumOverProcesses& sum) {
+std::vector<output_terms> cpu_all_output_terms(const cpu_system<C>& sys, const descent_params<C>& p, matrix<const T> Y,
+                                               const SumOverProcesses& sum) {
   std::int64_t const K = Y.extent(0), N = Y.extent(1);
   std::int64_t const L = static_cast<std::int64_t>(sys.B.size()) / N;
   auto const m = sys.scaling(p, L);
@@ -512,9 +517,8 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   report.formulation = resolve_formulation(o.formulation, total_rows, L);
   bool const gram = report.formulation == gd_formulation::gram;
   cpu_system<C> const sys = make_cpu_system<C>(cpu_thread_count(policy), gram, X, Y, total_rows, sum);
-  report.learning_rate = cpu_learning_rate(o, sys, L, [&](const double* scale) {
-    return cpu_direct_power_iteration(X, scale, sum);
-  });
+  report.learning_rate =
+      cpu_learning_rate(o, sys, L, [&](const double* scale) { return cpu_direct_power_iteration(X, scale, sum); });
   descent_params<C> const p = make_descent_params<C>(o, report.learning_rate, sys.floor_multiplier);
   // Outputs in parallel only when one iteration over all of them is work enough:
   // a team for a small fit costs more than it saves, and on a busy machine one
@@ -547,9 +551,7 @@ void run(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, m
 #pragma omp parallel for num_threads(threads) schedule(static) if (K * N * L >= cpu_parallel_threshold)
 #endif
   for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) {
-      Y_hat(k, n) = predict_at(X.data_handle(), W.data_handle(), L, k, n);
-    }
+    for (std::int64_t n = 0; n < N; ++n) { Y_hat(k, n) = predict_at(X.data_handle(), W.data_handle(), L, k, n); }
   }
 }
 

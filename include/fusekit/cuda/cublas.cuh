@@ -18,14 +18,14 @@
 #include <vector>
 
 /// Throws `fusekit::cuda_error` naming the cuBLAS status when `call` fails.
-#define FUSEKIT_CUBLAS_TRY(call)                                                                              \
-  do {                                                                                                        \
-    cublasStatus_t const fusekit_cublas_status_ = (call);                                                     \
-    if (fusekit_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                    \
-      throw ::fusekit::cuda_error("cuBLAS", static_cast<int>(fusekit_cublas_status_),                         \
-                                  cublasGetStatusName(fusekit_cublas_status_),                                \
+#define FUSEKIT_CUBLAS_TRY(call)                                                                             \
+  do {                                                                                                       \
+    cublasStatus_t const fusekit_cublas_status_ = (call);                                                    \
+    if (fusekit_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+      throw ::fusekit::cuda_error("cuBLAS", static_cast<int>(fusekit_cublas_status_),                        \
+                                  cublasGetStatusName(fusekit_cublas_status_),                               \
                                   cublasGetStatusString(fusekit_cublas_status_), #call, __FILE__, __LINE__); \
-    }                                                                                                         \
+    }                                                                                                        \
   } while (0)
 
 namespace fusekit {
@@ -80,7 +80,7 @@ inline cublasHandle_t cublas_handle() {
 /// no cuBLAS routine of fusekit's runs on a handle bound any other way.
 struct cublas_context {
   cublasHandle_t handle = nullptr;
-  void* workspace = nullptr;       ///< device memory, 256-byte aligned; null with 0 bytes
+  void* workspace = nullptr;  ///< device memory, 256-byte aligned; null with 0 bytes
   std::size_t workspace_bytes = 0;
 
   /// The handle, bound to `stream` with this workspace.
@@ -94,9 +94,8 @@ struct cublas_context {
 /// Column-major C = alpha·op(A)·op(B) + beta·C in T (float or double). A row-major
 /// r × c matrix is the column-major c × r matrix, its transpose.
 template <class T>
-void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m, std::int64_t n,
-          std::int64_t k, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-          std::int64_t ldc) {
+void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m, std::int64_t n, std::int64_t k,
+          T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
   if constexpr (std::is_same_v<T, double>) {
     FUSEKIT_CUBLAS_TRY(cublasDgemm_64(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
   } else {

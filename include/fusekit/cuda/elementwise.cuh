@@ -25,7 +25,8 @@ namespace fusekit {
 namespace detail {
 
 // This file is the GPU backend of these algorithms (see detail/dispatch.hpp).
-template <> struct backend_available<transform_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<transform_tag, cuda> : std::true_type {};
 
 template <class Out, class Op, class... Ins>
 __global__ void elementwise_kernel(elementwise_plan plan, Op op, Out* out, const Ins*... ins) {

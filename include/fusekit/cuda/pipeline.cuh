@@ -52,9 +52,12 @@ inline memory_space memory_space_of(const void* p) {
   FUSEKIT_CUDA_TRY(cudaPointerGetAttributes(&a, p));
   switch (a.type) {
     case cudaMemoryTypeDevice:
-    case cudaMemoryTypeManaged: return memory_space::device;
-    case cudaMemoryTypeHost: return memory_space::pinned;
-    default: return memory_space::pageable;
+    case cudaMemoryTypeManaged:
+      return memory_space::device;
+    case cudaMemoryTypeHost:
+      return memory_space::pinned;
+    default:
+      return memory_space::pageable;
   }
 }
 
@@ -224,16 +227,21 @@ class cuda_pipeline_driver {
 
   [[nodiscard]] cudaStream_t stream(pipeline_queue q) const {
     switch (q) {
-      case pipeline_queue::upload: return streams_.upload;
-      case pipeline_queue::download: return streams_.download;
-      default: return policy_.stream;
+      case pipeline_queue::upload:
+        return streams_.upload;
+      case pipeline_queue::download:
+        return streams_.download;
+      default:
+        return policy_.stream;
     }
   }
   void reserve_events(std::size_t count) {
     streams_.reserve(count + 2);  // two more for join()
     joins_ = count;
   }
-  void record(pipeline_queue q, std::size_t e) const { FUSEKIT_CUDA_TRY(cudaEventRecord(streams_.events[e], stream(q))); }
+  void record(pipeline_queue q, std::size_t e) const {
+    FUSEKIT_CUDA_TRY(cudaEventRecord(streams_.events[e], stream(q)));
+  }
   void wait(pipeline_queue q, std::size_t e) const {
     FUSEKIT_CUDA_TRY(cudaStreamWaitEvent(stream(q), streams_.events[e], 0));
   }
@@ -274,8 +282,8 @@ void run_pipeline(const cuda& policy, std::int64_t n, std::int64_t align, const 
                   const pipeline_view& out, const Compute& compute) {
   if (n <= 0) { return; }
   pipeline_tuning const tune = tuning_of(policy).pipeline;
-  pipeline_shape const shape = shape_of(n, pipeline_chunk_for(policy, widest_element(ins, out), align), align,
-                                        tune.depth, ins, out);
+  pipeline_shape const shape =
+      shape_of(n, pipeline_chunk_for(policy, widest_element(ins, out), align), align, tune.depth, ins, out);
   cuda_pipeline_driver driver(policy, pipeline_streams_here(),
                               tune.host_copy_threads > 0 ? tune.host_copy_threads : default_host_copy_threads());
   walk_pipeline(driver, shape, ins, out, compute);

@@ -47,15 +47,21 @@ namespace fusekit {
 namespace detail {
 
 // This file is the GPU backend of these algorithms (see detail/dispatch.hpp).
-template <> struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
-template <> struct backend_available<reduce_tag, cuda> : std::true_type {};
-template <> struct backend_available<transform_reduce_sum_tag, cuda> : std::true_type {};
-template <> struct backend_available<scalar_result_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<reduce_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<transform_reduce_sum_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<scalar_result_tag, cuda> : std::true_type {};
 
 template <class Acc>
 struct convert_to {
   template <class T>
-  FUSEKIT_HD Acc operator()(T x) const { return convert<Acc>(x); }
+  FUSEKIT_HD Acc operator()(T x) const {
+    return convert<Acc>(x);
+  }
 };
 
 /// What CUB reads: the raw pointer when no conversion is needed (CUB then
@@ -87,8 +93,8 @@ auto cub_op(const Op& op) {
 template <class Acc, class Src, class Op>
 std::size_t cub_temp_bytes(const Src& src, const Op& op, std::int64_t n) {
   std::size_t bytes = 0;
-  FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(nullptr, bytes, cub_input(src), static_cast<Acc*>(nullptr), n,
-                                             cub_op<Acc>(op), Acc{}));
+  FUSEKIT_CUDA_TRY(
+      cub::DeviceReduce::Reduce(nullptr, bytes, cub_input(src), static_cast<Acc*>(nullptr), n, cub_op<Acc>(op), Acc{}));
   return bytes;
 }
 
@@ -172,8 +178,8 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
       launch(kernel, reduce_grid(kernel, n, block, grid_override), block, 0, stream, src, op, n, out);
     } else if (algorithm == reduce_algorithm::block_atomic) {
       auto const kernel = block_atomic_kernel<Acc, Src, Op>;
-      launch(kernel, reduce_grid(kernel, n, block_atomic_threads, grid_override), block_atomic_threads, 0, stream,
-             src, op, n, out);
+      launch(kernel, reduce_grid(kernel, n, block_atomic_threads, grid_override), block_atomic_threads, 0, stream, src,
+             op, n, out);
     }
   }
   if (algorithm == reduce_algorithm::cub) {
@@ -190,18 +196,19 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
 /// brings them (see the file comment). `out` is device memory.
 template <class Acc, class Op, std::size_t I, class MakeSrc>
 void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
-                          reduce_algorithm algorithm, const Op& op, Acc init,
-                          const std::array<pipeline_view, I>& views, const MakeSrc& make_src) {
+                          reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
+                          const MakeSrc& make_src) {
   using src_t = decltype(make_src(std::array<const std::byte*, I>{}));
   cudaStream_t const stream = policy.stream;
   bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
   // CUB takes an init per pass: the chunks' passes get plus's 0, or min's and max's init again.
-  constexpr bool two_passes_fit = std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> ||
-                                  std::is_same_v<Op, maximum>;
+  constexpr bool two_passes_fit =
+      std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>;
   Acc const chunk_init = std::is_same_v<Op, plus> ? Acc(0) : init;
   FUSEKIT_EXPECTS(algorithm != reduce_algorithm::cub || two_passes_fit,
-                  std::string(function) + ": reduce_algorithm::cub over host memory takes fusekit::plus, minimum "
-                                          "or maximum (CUB reduces each chunk, then the chunks); use deterministic");
+                  std::string(function) +
+                      ": reduce_algorithm::cub over host memory takes fusekit::plus, minimum "
+                      "or maximum (CUB reduces each chunk, then the chunks); use deterministic");
   if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
   if (n == 0) { return; }
   pipeline_view const none{};
@@ -221,8 +228,9 @@ void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t
                                      : 0;
   stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes));
   std::int64_t const tiles = tree_level_size(n);
-  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()),
-                           reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
+  Acc* const buffers[2] = {
+      reinterpret_cast<Acc*>(temp.get()),
+      reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
   Acc* const partials = reinterpret_cast<Acc*>(temp.get() + partial_at);
 
   run_pipeline(policy, n, align, views, none,
@@ -253,7 +261,8 @@ void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t
                });
   if (algorithm == reduce_algorithm::cub) {
     std::size_t bytes = cub_bytes;
-    FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
+    FUSEKIT_CUDA_TRY(
+        cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
   } else if (algorithm == reduce_algorithm::deterministic) {
     gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, 0);
   }
@@ -265,9 +274,9 @@ void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t
 /// makes the source from the inputs' (device) pointers. Workspace calls
 /// (`arena`) take device memory only.
 template <class Acc, class Op, std::size_t I, class MakeSrc>
-void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out,
-                         reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
-                         const MakeSrc& make_src, workspace_arena* arena = nullptr) {
+void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out, reduce_algorithm algorithm,
+                         const Op& op, Acc init, const std::array<pipeline_view, I>& views, const MakeSrc& make_src,
+                         workspace_arena* arena = nullptr) {
   memory_space const out_space = memory_space_of(out);
   bool const host_in = any_on_host(views);
   if (!host_in && out_space == memory_space::device) {
@@ -341,14 +350,14 @@ void run(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, 
   auto const n = static_cast<std::int64_t>(in.size());
   workspace_arena arena(workspace, f);
   if (workspace.data() != nullptr) {
-    expect_workspace(f, workspace, [&] { return reduction_workspace_bytes<Acc>(src, plus{}, n, algorithm, false); },
-                     "reduce_sum_workspace_bytes", reduce_input(in), describe_out(out));
+    expect_workspace(
+        f, workspace, [&] { return reduction_workspace_bytes<Acc>(src, plus{}, n, algorithm, false); },
+        "reduce_sum_workspace_bytes", reduce_input(in), describe_out(out));
   }
-  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
-                      [](const std::array<const std::byte*, 1>& p) {
-                        return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
-                      },
-                      workspace.data() != nullptr ? &arena : nullptr);
+  gpu_reduce_anywhere(
+      f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
+      [](const std::array<const std::byte*, 1>& p) { return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])}; },
+      workspace.data() != nullptr ? &arena : nullptr);
 }
 
 /// transform_source over the inputs at the pointers `p`.
@@ -364,12 +373,11 @@ void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorith
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t const n = check_transform_reduce(f, out, ins...);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
-  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0),
-                      std::array<pipeline_view, sizeof...(Ins)>{pipeline_view_of(ins)...},
-                      [&op](const std::array<const std::byte*, sizeof...(Ins)>& p) {
-                        return source_from_pointers<Acc, std::remove_cv_t<Ins>...>(
-                            op, p, std::index_sequence_for<Ins...>{});
-                      });
+  gpu_reduce_anywhere(
+      f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, sizeof...(Ins)>{pipeline_view_of(ins)...},
+      [&op](const std::array<const std::byte*, sizeof...(Ins)>& p) {
+        return source_from_pointers<Acc, std::remove_cv_t<Ins>...>(op, p, std::index_sequence_for<Ins...>{});
+      });
 }
 
 template <class T, class Acc, class Op>
@@ -379,8 +387,7 @@ void run(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, cons
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   using U = std::remove_cv_t<T>;
   gpu_reduce_anywhere("fusekit::reduce", policy, static_cast<std::int64_t>(in.size()), out, algorithm, op, init,
-                      std::array<pipeline_view, 1>{pipeline_view_of(in)},
-                      [](const std::array<const std::byte*, 1>& p) {
+                      std::array<pipeline_view, 1>{pipeline_view_of(in)}, [](const std::array<const std::byte*, 1>& p) {
                         return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
                       });
 }

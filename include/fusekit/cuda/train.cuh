@@ -62,8 +62,10 @@ namespace fusekit {
 namespace detail {
 
 // This file is the GPU backend of these algorithms (see detail/dispatch.hpp).
-template <> struct backend_available<fit_tag, cuda> : std::true_type {};
-template <> struct backend_available<predict_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<fit_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<predict_tag, cuda> : std::true_type {};
 
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
 /// Every fit makes both: the stopping rules read ‖A‖, diag(A) and b_n.
@@ -106,13 +108,13 @@ void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, ma
 template <class T>
 struct fit_buffers {
   stream_buffer<std::byte> cublas_workspace;  ///< cuBLAS's (train_tuning::cublas_workspace_bytes)
-  stream_buffer<T> A, B;                   ///< XᵀX; YᵀX
-  stream_buffer<double> power;             ///< the power iteration's two vectors and λ
-  stream_buffer<output_report> reports;    ///< single launch
-  stream_buffer<T> D, previous, point, G;  ///< cuBLAS path: residual (direct), iterates, gradients
-  stream_buffer<T> Q;                      ///< cuBLAS path, CGLS: X·Pᵀ (K × N)
-  stream_buffer<descent_state<T>> states;  ///< cuBLAS path
-  stream_buffer<int> running;              ///< cuBLAS path
+  stream_buffer<T> A, B;                      ///< XᵀX; YᵀX
+  stream_buffer<double> power;                ///< the power iteration's two vectors and λ
+  stream_buffer<output_report> reports;       ///< single launch
+  stream_buffer<T> D, previous, point, G;     ///< cuBLAS path: residual (direct), iterates, gradients
+  stream_buffer<T> Q;                         ///< cuBLAS path, CGLS: X·Pᵀ (K × N)
+  stream_buffer<descent_state<T>> states;     ///< cuBLAS path
+  stream_buffer<int> running;                 ///< cuBLAS path
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
               bool automatic_rate, bool single, std::int64_t cublas_bytes, bool cgls = false)
@@ -156,9 +158,10 @@ fit_progress progress_of(const std::vector<descent_state<T>>& states, std::int64
 
 /// Every iteration of the cuBLAS path; returns each output's state.
 template <class T>
-std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning, const cublas_context& cublas,
-                                                matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                                                const fit_buffers<T>& buf, bool gram, const descent_params<T>& p,
+std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning,
+                                                const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
+                                                matrix<T> W, const fit_buffers<T>& buf, bool gram,
+                                                const descent_params<T>& p,
                                                 const std::function<void(const fit_progress&)>& progress) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
@@ -179,8 +182,8 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         // Q = X Pᵀ (K × N) as Qᶜ = Pᶜᵀ Xᶜ; the rows' residual ρ (in D); Gᶜ (L × N) = Xᶜ ρᶜᵀ: r = Xᵀρ.
         gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), buf.point.get(), L, x, L, T(0), buf.Q.get(), N);
         launch(cgls_rows_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(),
-               static_cast<const T*>(buf.point.get()), static_cast<const T*>(buf.Q.get()), buf.D.get(),
-               Y.data_handle(), K, N, L);
+               static_cast<const T*>(buf.point.get()), static_cast<const T*>(buf.Q.get()), buf.D.get(), Y.data_handle(),
+               K, N, L);
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
       } else if (gram) {
         // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the step subtracts b_n.
@@ -215,8 +218,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
     } else {
       enqueue_batch(stream, batch);
     }
-    FUSEKIT_CUDA_TRY(
-        cudaMemcpyAsync(&running_host, buf.running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&running_host, buf.running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     done += batch;
     if (progress) { progress(progress_of(read_states(policy, buf, N), done)); }
@@ -325,11 +327,13 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   train_tuning const tuning = tuning_of(policy).train;
   FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
   gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
-  bool const single = forced == fit_path::single_launch ||
-                      (forced == fit_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
+  bool const single =
+      forced == fit_path::single_launch ||
+      (forced == fit_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
   if (single) {
-    FUSEKIT_EXPECTS(single_launch_fits<T>(L), "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " +
-                                                  std::to_string(L) + " is too large on this device");
+    FUSEKIT_EXPECTS(single_launch_fits<T>(L),
+                    "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " + std::to_string(L) +
+                        " is too large on this device");
   }
   bool const gram = single || formulation == gd_formulation::gram;
   bool const cgls = !gram && o.method == gd_method::conjugate_gradient;
@@ -352,8 +356,7 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
     learning_rate = automatic_learning_rate<T>(lambda);
   }
   descent_params<T> const p = make_descent_params<T>(
-      o, learning_rate,
-      gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L));
+      o, learning_rate, gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L));
 
   fit_report report;
   report.learning_rate = learning_rate;
@@ -363,7 +366,8 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   if (single) {
     std::size_t const shared = single_launch_shared_bytes<T>(L);
     auto const kernel = fit_single_launch_kernel<T>;
-    FUSEKIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+    FUSEKIT_CUDA_TRY(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
     launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream, static_cast<const T*>(buf.A.get()),
            static_cast<const T*>(buf.B.get()), W.data_handle(), L, p, buf.reports.get());
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
@@ -397,8 +401,8 @@ struct on_device {
 
 /// `fit` with X, Y and W anywhere (see the file comment for host memory).
 template <class T>
-fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                            const gd_options& o, fit_path forced = fit_path::automatic) {
+fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                            fit_path forced = fit_path::automatic) {
   // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
   check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
@@ -460,8 +464,8 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
   run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
                [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
                    const std::array<const std::byte*, 1>& in, std::byte* out) {
-                 launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s,
-                        reinterpret_cast<const T*>(in[0]), w.data, reinterpret_cast<T*>(out), rows, L, N);
+                 launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s, reinterpret_cast<const T*>(in[0]),
+                        w.data, reinterpret_cast<T*>(out), rows, L, N);
                });
 }
 

@@ -116,12 +116,14 @@ __global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous,
   auto const m = make_scaling(p, A, L + 1);
   bool goes_on = false;
   if (p.method == gd_method::conjugate_gradient && gram) {
-    goes_on = cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
+    goes_on =
+        cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
   } else if (p.method == gd_method::conjugate_gradient) {  // CGLS: G holds r = Xᵀρ (cgls_rows_kernel ran first)
     goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m);
   } else {
-    goes_on = descent_step(team, p, s, L, W + n * L, previous + n * L, point + n * L,
-                           [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
+    goes_on = descent_step(
+        team, p, s, L, W + n * L, previous + n * L, point + n * L,
+        [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
   }
   if (team.leader()) {  // after the step's last sync: every member has read states[n]
     states[n] = s;
@@ -140,8 +142,9 @@ __global__ void cgls_rows_kernel(descent_state<T>* states, T* W, const T* point,
   std::int64_t const n = blockIdx.x;
   descent_state<T> s = states[n];
   if (!s.running) { return; }  // uniform across the block
-  cgls_rows(team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
-            [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
+  cgls_rows(
+      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
+      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
   if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
 }
 
@@ -154,7 +157,9 @@ inline int train_block_size(std::int64_t L, int most) {
 
 template <class T>
 __global__ void predict_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L, std::int64_t N) {
-  for (std::int64_t e = global_thread_id(); e < K * N; e += grid_stride()) { Y_hat[e] = predict_at(X, W, L, e / N, e % N); }
+  for (std::int64_t e = global_thread_id(); e < K * N; e += grid_stride()) {
+    Y_hat[e] = predict_at(X, W, L, e / N, e % N);
+  }
 }
 
 }  // namespace detail

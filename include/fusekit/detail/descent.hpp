@@ -79,7 +79,8 @@ struct gd_monitor {
     if (static_cast<double>(g2) > divergence_growth * static_cast<double>(first)) { return monitor_verdict::growth; }
     if (g2 < best) { best = g2; }
     if (it - window_start >= stall_window) {
-      bool const progress = static_cast<double>(best) < (1.0 - stall_progress) * static_cast<double>(best_at_window_start);
+      bool const progress =
+          static_cast<double>(best) < (1.0 - stall_progress) * static_cast<double>(best_at_window_start);
       best_at_window_start = best;
       window_start = it;
       if (!progress) { return monitor_verdict::no_progress; }
@@ -180,8 +181,13 @@ struct descent_state {
   bool started;        ///< CG: the first residual is known
 
   FUSEKIT_HD static descent_state start(const descent_params<T>& p, output_terms terms = {}) {
-    return {gd_monitor<T>{p.stall_window}, nesterov_state{},
-            output_report{0, 0.0, fit_status::max_iterations, stop_rule::none}, true, terms, T(0), false};
+    return {gd_monitor<T>{p.stall_window},
+            nesterov_state{},
+            output_report{0, 0.0, fit_status::max_iterations, stop_rule::none},
+            true,
+            terms,
+            T(0),
+            false};
   }
 };
 
@@ -240,8 +246,8 @@ FUSEKIT_HD bool at_rounding_floor(const Team& team, const descent_params<T>& p, 
 /// The verdict of the monitor on g2 = gᵀg as a stop (or -1), with its rule in
 /// s.report; `scaled2()` gives ‖g‖_D², asked only for the floor.
 template <class T, class Team, class Scaled2, class S>
-FUSEKIT_HD int early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
-                          const T* w, T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
+FUSEKIT_HD int early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L, const T* w,
+                          T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
   monitor_verdict const v = s.monitor.check(g2, it);
   if (v == monitor_verdict::non_finite) {
     s.report.rule = stop_rule::non_finite;

@@ -54,10 +54,10 @@ inline std::int64_t check_layout(const char* function, const std::vector<shard>&
     FUSEKIT_EXPECTS(s.size >= 0, std::string(function) + ": rank " + std::to_string(r) + " has a shard of " +
                                      std::to_string(s.size) + " values");
     if (s.size == 0) { continue; }
-    FUSEKIT_EXPECTS(s.offset == next,
-                    std::string(function) + ": rank " + std::to_string(r) + "'s shard starts at " +
-                        std::to_string(s.offset) + " but the shards before it end at " + std::to_string(next) +
-                        "; the shards must tile [0, n) without gaps or overlaps");
+    FUSEKIT_EXPECTS(s.offset == next, std::string(function) + ": rank " + std::to_string(r) + "'s shard starts at " +
+                                          std::to_string(s.offset) + " but the shards before it end at " +
+                                          std::to_string(next) +
+                                          "; the shards must tile [0, n) without gaps or overlaps");
     next += s.size;
   }
   return next;
@@ -93,9 +93,9 @@ inline std::int64_t rows_in_all(const std::string& function, const std::vector<s
     std::int64_t const L = shapes[3 * r + 1], N = shapes[3 * r + 2];
     K += shapes[3 * r];
     FUSEKIT_EXPECTS(L == shapes[1] && N == shapes[2],
-                    function + ": rank " + std::to_string(r) + " has L = " + std::to_string(L) + ", N = " +
-                        std::to_string(N) + " but rank 0 has L = " + std::to_string(shapes[1]) + ", N = " +
-                        std::to_string(shapes[2]) + "; every rank needs the same");
+                    function + ": rank " + std::to_string(r) + " has L = " + std::to_string(L) +
+                        ", N = " + std::to_string(N) + " but rank 0 has L = " + std::to_string(shapes[1]) +
+                        ", N = " + std::to_string(shapes[2]) + "; every rank needs the same");
   }
   FUSEKIT_EXPECTS(K > 0, function + ": no rank has a row of X; K must be at least 1");
   return K;
@@ -103,14 +103,14 @@ inline std::int64_t rows_in_all(const std::string& function, const std::vector<s
 
 /// What one rank sends, receives and sums (see the file comment).
 struct tree_exchange {
-  std::int64_t n = 0;                      ///< values in all shards
-  std::int64_t first_tile = 0;             ///< tiles [first_tile, end_tile) are this rank's
+  std::int64_t n = 0;           ///< values in all shards
+  std::int64_t first_tile = 0;  ///< tiles [first_tile, end_tile) are this rank's
   std::int64_t end_tile = 0;
-  std::int64_t head = 0;                   ///< leading values this rank sends away
-  int head_owner = -1;                     ///< the rank they go to (−1: none)
-  std::vector<std::int64_t> recv_counts;   ///< values received from each rank (its head)
-  std::vector<int> recv_order;             ///< the senders, by offset: the order of the tail
-  std::int64_t tail = 0;                   ///< values received in all
+  std::int64_t head = 0;                  ///< leading values this rank sends away
+  int head_owner = -1;                    ///< the rank they go to (−1: none)
+  std::vector<std::int64_t> recv_counts;  ///< values received from each rank (its head)
+  std::vector<int> recv_order;            ///< the senders, by offset: the order of the tail
+  std::int64_t tail = 0;                  ///< values received in all
 };
 
 /// The rank whose shard holds global index i (i < n).
@@ -160,10 +160,10 @@ inline tree_exchange plan_tree_exchange(const std::vector<shard>& layout, int ra
 /// Global index i of this rank's tiles: its own values, then the tail.
 template <class Acc, class Src>
 struct stitched_source {
-  Src local;          ///< local(i − offset) for this rank's values
+  Src local;  ///< local(i − offset) for this rank's values
   std::int64_t offset;
   std::int64_t size;
-  const Acc* tail;    ///< the values after this rank's last one, to its last tile's end
+  const Acc* tail;  ///< the values after this rank's last one, to its last tile's end
   FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const {
     std::int64_t const j = i - offset;
     return j < size ? local(j) : tail[j - size];

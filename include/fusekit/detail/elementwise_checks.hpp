@@ -26,8 +26,7 @@ struct call_site {
 inline constexpr call_site transform_site{"fusekit::transform", {"out", "ins[0]", "ins[1]", "ins[2]", "ins[3]"}};
 
 template <class T>
-inline constexpr bool is_output_element_v =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || is_half_type_v<T>;
+inline constexpr bool is_output_element_v = std::is_same_v<T, float> || std::is_same_v<T, double> || is_half_type_v<T>;
 
 /// nvcc's extended `__device__` lambdas: callable on the device only, so the
 /// host cannot check their signature.

@@ -42,9 +42,10 @@ namespace detail {
 
 /// Whether the column pass of op over Acc runs in host vectors.
 template <class Op, class Acc>
-inline constexpr bool vector_columns =
-    FUSEKIT_HOST_VECTORS && std::is_arithmetic_v<Acc> && (sizeof(Acc) == 4 || sizeof(Acc) == 8) &&
-    (std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>);
+inline constexpr bool vector_columns = FUSEKIT_HOST_VECTORS&& std::is_arithmetic_v<Acc> &&
+                                       (sizeof(Acc) == 4 || sizeof(Acc) == 8) &&
+                                       (std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> ||
+                                        std::is_same_v<Op, maximum>);
 
 #if FUSEKIT_HOST_VECTORS
 
@@ -152,10 +153,10 @@ FUSEKIT_FORCEINLINE void put_lanes(E* p, const typename host_vector<E, Bytes>::t
 /// bits add in exactly, when narrower than Acc: twice the values' width, if
 /// Rows ≤ 2^Bits (then |sum| < 2^(2·Bits − 1)); else void.
 template <int Bits, int Rows, class Op, class Acc>
-using narrow_lane_t = std::conditional_t<
-    std::is_same_v<Op, plus> && std::is_integral_v<Acc> && (Bits == 8 || Bits == 16) &&
-        Rows <= (1 << Bits) && 2 * Bits < 8 * static_cast<int>(sizeof(Acc)),
-    std::conditional_t<Bits == 8, std::uint16_t, std::uint32_t>, void>;
+using narrow_lane_t =
+    std::conditional_t < std::is_same_v<Op, plus>&& std::is_integral_v<Acc> &&
+    (Bits == 8 || Bits == 16) && Rows <= (1 << Bits) &&
+    2 * Bits<8 * static_cast<int>(sizeof(Acc)), std::conditional_t<Bits == 8, std::uint16_t, std::uint32_t>, void>;
 
 /// The column sums of a full tile of an array of integers of 8 or 16 bits T,
 /// exact in unsigned lanes N of twice their width, then widened into the E
@@ -167,21 +168,22 @@ FUSEKIT_FORCEINLINE void host_narrow_columns(E* lanes, std::int64_t c0, const Ac
   using T = typename Access::value_type;
   using VN = typename host_vector<N, Bytes>::type;
   constexpr int WN = Bytes / static_cast<int>(sizeof(N));
-  using VT = typename host_vector<T, WN * static_cast<int>(sizeof(T))>::type;
+  using VT = typename host_vector<T, WN* static_cast<int>(sizeof(T))>::type;
   using S = std::conditional_t<std::is_signed_v<T>, std::make_signed_t<N>, N>;
   using VS = typename host_vector<S, Bytes>::type;
   std::int64_t const body = c0 / WN * WN;
   for (std::int64_t l = 0; l < body; l += WN) {
     access.prefetch(Rows * c0 + Rows * l, Rows * WN);  // the next tile, a slice per vector
     VN acc{};
-    unrolled(std::make_integer_sequence<int, Rows>{}, [&](int r) __attribute__((always_inline)) {
-      VT t;
-      std::memcpy(&t, access.values(r * c0 + l), sizeof t);
-      VS const wide = __builtin_convertvector(t, VS);
-      VN v;
-      std::memcpy(&v, &wide, sizeof v);
-      acc += v;
-    });
+    unrolled(
+        std::make_integer_sequence<int, Rows>{}, [&](int r) __attribute__((always_inline)) {
+          VT t;
+          std::memcpy(&t, access.values(r * c0 + l), sizeof t);
+          VS const wide = __builtin_convertvector(t, VS);
+          VN v;
+          std::memcpy(&v, &wide, sizeof v);
+          acc += v;
+        });
     N sums[WN];
     std::memcpy(sums, &acc, sizeof sums);
     for (int k = 0; k < WN; ++k) { lanes[l + k] = static_cast<E>(static_cast<S>(sums[k])); }
@@ -207,7 +209,7 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
   using V = typename host_vector<E, Bytes>::type;
   constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
   constexpr int batch = Rows % 8 == 0 ? 8 : 1;
-  auto const load = [&](V& v, int r, std::int64_t l) __attribute__((always_inline)) {
+  auto const load = [&](V & v, int r, std::int64_t l) __attribute__((always_inline)) {
     Acc t[W];
     for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
     std::memcpy(&v, t, sizeof v);
@@ -234,10 +236,11 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
             load(v, r0, l);
             vector_combine<Op, E>(acc, v);
           }
-          unrolled(std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
-            load(v, r0 + 1 + q, l);
-            vector_combine<Op, E>(acc, v);
-          });
+          unrolled(
+              std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
+                load(v, r0 + 1 + q, l);
+                vector_combine<Op, E>(acc, v);
+              });
           put_lanes<Bytes>(lanes + l, acc);
         }
       }
@@ -293,13 +296,15 @@ FUSEKIT_FORCEINLINE void host_combine_pairs(Acc* lane, std::int64_t pairs, std::
 #if defined(__x86_64__)
 template <int Rows, class Op, class Acc, class Count, class Value, class Access>
 __attribute__((target("avx2,fma"), noinline)) inline void host_column_reduce_avx2(Acc* lane, const Count& count,
-                                                                         const Value& value, const Access& access) {
+                                                                                  const Value& value,
+                                                                                  const Access& access) {
   host_column_reduce<32, Rows, Op>(lane, count, value, access);
 }
 
 /// host_combine_pairs in 32-byte vectors, compiled for AVX2 (as above).
 template <class Op, class Acc>
-__attribute__((target("avx2,fma"), noinline)) inline void host_combine_pairs_avx2(Acc* lane, std::int64_t pairs, std::int64_t s) {
+__attribute__((target("avx2,fma"), noinline)) inline void host_combine_pairs_avx2(Acc* lane, std::int64_t pairs,
+                                                                                  std::int64_t s) {
   host_combine_pairs<32, Op>(lane, pairs, s);
 }
 #endif

@@ -26,7 +26,8 @@ class device_array {
  public:
   device_array(const cuda& policy, std::size_t n) : policy_(policy), n_(n) {
     if (n_ > 0) {
-      data_ = static_cast<T*>(policy_.memory.allocate(n_ * sizeof(T), alignof(T) < 256 ? 256 : alignof(T), policy_.stream));
+      data_ =
+          static_cast<T*>(policy_.memory.allocate(n_ * sizeof(T), alignof(T) < 256 ? 256 : alignof(T), policy_.stream));
       FUSEKIT_CUDA_TRY(cudaMemsetAsync(data_, 0, n_ * sizeof(T), policy_.stream));
     }
   }

@@ -52,12 +52,12 @@ inline constexpr bool is_integer_element_v =
 /// The element types fusekit reads and writes.
 template <class T>
 inline constexpr bool is_supported_element_v =
-    std::is_same_v<std::remove_cv_t<T>, float> || std::is_same_v<std::remove_cv_t<T>, double> ||
-    is_half_type_v<T> || is_integer_element_v<T>;
+    std::is_same_v<std::remove_cv_t<T>, float> || std::is_same_v<std::remove_cv_t<T>, double> || is_half_type_v<T> ||
+    is_integer_element_v<T>;
 
 template <class T>
-inline constexpr bool needs_double_v =
-    std::is_same_v<std::remove_cv_t<T>, double> || (is_integer_element_v<T> && sizeof(T) > 2);
+inline constexpr bool needs_double_v = std::is_same_v<std::remove_cv_t<T>, double> ||
+                                       (is_integer_element_v<T> && sizeof(T) > 2);
 
 template <class... Ts>
 struct compute_type {
@@ -88,17 +88,41 @@ template <class H, class F>
 FUSEKIT_HD FUSEKIT_FORCEINLINE H to_half_type(F x) {
   constexpr bool half = std::is_same_v<H, half_t>;
   if constexpr (std::is_same_v<F, float>) {
-    if constexpr (half) { return __float2half_rn(x); } else { return __float2bfloat16_rn(x); }
+    if constexpr (half) {
+      return __float2half_rn(x);
+    } else {
+      return __float2bfloat16_rn(x);
+    }
   } else if constexpr (std::is_same_v<F, double>) {
-    if constexpr (half) { return __double2half(x); } else { return __double2bfloat16(x); }
+    if constexpr (half) {
+      return __double2half(x);
+    } else {
+      return __double2bfloat16(x);
+    }
   } else if constexpr (std::is_signed_v<F> && sizeof(F) <= sizeof(int)) {
-    if constexpr (half) { return __int2half_rn(x); } else { return __int2bfloat16_rn(x); }
+    if constexpr (half) {
+      return __int2half_rn(x);
+    } else {
+      return __int2bfloat16_rn(x);
+    }
   } else if constexpr (std::is_signed_v<F>) {
-    if constexpr (half) { return __ll2half_rn(x); } else { return __ll2bfloat16_rn(x); }
+    if constexpr (half) {
+      return __ll2half_rn(x);
+    } else {
+      return __ll2bfloat16_rn(x);
+    }
   } else if constexpr (sizeof(F) <= sizeof(unsigned)) {
-    if constexpr (half) { return __uint2half_rn(x); } else { return __uint2bfloat16_rn(x); }
+    if constexpr (half) {
+      return __uint2half_rn(x);
+    } else {
+      return __uint2bfloat16_rn(x);
+    }
   } else {
-    if constexpr (half) { return __ull2half_rn(x); } else { return __ull2bfloat16_rn(x); }
+    if constexpr (half) {
+      return __ull2half_rn(x);
+    } else {
+      return __ull2bfloat16_rn(x);
+    }
   }
 }
 

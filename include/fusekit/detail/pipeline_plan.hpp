@@ -39,19 +39,23 @@ enum class pipeline_queue : std::uint8_t { host, upload, compute, download };
 
 constexpr pipeline_queue queue_of(pipeline_op_kind k) {
   switch (k) {
-    case pipeline_op_kind::upload: return pipeline_queue::upload;
-    case pipeline_op_kind::compute: return pipeline_queue::compute;
-    case pipeline_op_kind::download: return pipeline_queue::download;
-    default: return pipeline_queue::host;
+    case pipeline_op_kind::upload:
+      return pipeline_queue::upload;
+    case pipeline_op_kind::compute:
+      return pipeline_queue::compute;
+    case pipeline_op_kind::download:
+      return pipeline_queue::download;
+    default:
+      return pipeline_queue::host;
   }
 }
 
 struct pipeline_op {
   pipeline_op_kind kind = pipeline_op_kind::compute;
-  std::int64_t chunk = 0;  ///< index of the chunk
-  std::int64_t begin = 0;  ///< its first element
-  std::int64_t count = 0;  ///< its elements
-  int slot = 0;            ///< staging slot: chunk mod depth
+  std::int64_t chunk = 0;                     ///< index of the chunk
+  std::int64_t begin = 0;                     ///< its first element
+  std::int64_t count = 0;                     ///< its elements
+  int slot = 0;                               ///< staging slot: chunk mod depth
   std::array<std::int64_t, 2> after{-1, -1};  ///< indices of earlier ops to wait for; −1: none
 };
 

@@ -122,7 +122,9 @@ class host_copy_pool {
     std::size_t const part = ((bytes + parts - 1) / parts + 63) / 64 * 64;  // parts × part ≥ bytes
     {
       std::lock_guard<std::mutex> const lock(mutex_);
-      while (workers_.size() + 1 < parts) { workers_.emplace_back([this] { work(); }); }
+      while (workers_.size() + 1 < parts) {
+        workers_.emplace_back([this] { work(); });
+      }
       jobs_.clear();
       for (std::size_t t = 1; t < parts && t * part < bytes; ++t) {
         jobs_.push_back({dst + t * part, src + t * part, std::min(part, bytes - t * part)});
@@ -189,8 +191,8 @@ class host_copy_pool {
 /// thread; `threads` ≤ 1 or a small copy: memcpy on the calling thread).
 inline void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes, int threads) {
   if (bytes == 0) { return; }  // an empty view's pointers may be null, which memcpy may not take
-  std::size_t const parts = std::min<std::size_t>(threads > 1 ? static_cast<std::size_t>(threads) : 1,
-                                                  bytes / host_copy_min_part);
+  std::size_t const parts =
+      std::min<std::size_t>(threads > 1 ? static_cast<std::size_t>(threads) : 1, bytes / host_copy_min_part);
   if (parts <= 1 || !host_copy_pool::instance().try_copy(dst, src, bytes, static_cast<int>(parts))) {
     std::memcpy(dst, src, bytes);
   }

@@ -53,10 +53,11 @@ FUSEKIT_HD double symmetric_power_iteration(const Team& team, const T* A, std::i
     return jacobi ? ::sqrt(static_cast<double>(jacobi_entry(A[i * L + i]))) : 1.0;
   };
   return power_iteration(team, L, v, u, [&](const double* x, double* y) {
-    team.template column_sums<double>(L, L, y, [&](std::int64_t j, std::int64_t i) {
-      return static_cast<double>(A[j * L + i]) * (scale(j) * x[j]);
-    });
-    if (jacobi) { team.for_each(L, [&](std::int64_t i) { y[i] = scale(i) * y[i]; }); }
+    team.template column_sums<double>(
+        L, L, y, [&](std::int64_t j, std::int64_t i) { return static_cast<double>(A[j * L + i]) * (scale(j) * x[j]); });
+    if (jacobi) {
+      team.for_each(L, [&](std::int64_t i) { y[i] = scale(i) * y[i]; });
+    }
   });
 }
 

@@ -79,7 +79,9 @@ struct transform_source {
   Op op;
   ::cuda::std::tuple<const Ins*...> ins;
 
-  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const { return at(i, std::index_sequence_for<Ins...>{}); }
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const {
+    return at(i, std::index_sequence_for<Ins...>{});
+  }
 
  private:
   template <std::size_t... I>

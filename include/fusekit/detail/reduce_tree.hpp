@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <utility>
 
-
 namespace fusekit {
 namespace detail {
 
@@ -64,13 +63,14 @@ FUSEKIT_HD constexpr int tree_levels(std::int64_t n) {
 /// they leave empty. The result is the leader's; the team may reuse `lane`
 /// once this returns.
 template <class Acc, class Team, class Src, class Op>
-FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op, std::int64_t tile,
-                                std::int64_t n) {
+FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op,
+                                                    std::int64_t tile, std::int64_t n) {
   std::int64_t const base = tile * tree_tile;
   auto const value = [&](int row, std::int64_t l) { return src(base + std::int64_t{row} * tree_lanes + l); };
   tile_access<Src> const access{src, base, n};
   if (base + tree_tile <= n) {
-    team.template column_reduce<tree_per_lane>(lane, [](int) { return std::int64_t{tree_lanes}; }, value, op, access);
+    team.template column_reduce<tree_per_lane>(
+        lane, [](int) { return std::int64_t{tree_lanes}; }, value, op, access);
   } else {
     auto const count = [&](int row) {
       std::int64_t const left = n - base - std::int64_t{row} * tree_lanes;

@@ -26,7 +26,7 @@
 
 #include <type_traits>
 
-#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) &&                                 \
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) &&                              \
     (defined(__FMA__) || defined(__aarch64__) || defined(__FP_FAST_FMA) || defined(__FP_FAST_FMAF) || \
      defined(__FAST_MATH__) || defined(__ASSOCIATIVE_MATH__))
 #define FUSEKIT_HOST_MAY_CONTRACT 1
@@ -69,14 +69,30 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T rounded(T a, T b) {
   } else {
 #if FUSEKIT_DEVICE_PASS
     if constexpr (std::is_same_v<T, float>) {
-      if constexpr (add) { return __fadd_rn(a, b); } else { return __fmul_rn(a, b); }
+      if constexpr (add) {
+        return __fadd_rn(a, b);
+      } else {
+        return __fmul_rn(a, b);
+      }
     } else if constexpr (std::is_same_v<T, double>) {
-      if constexpr (add) { return __dadd_rn(a, b); } else { return __dmul_rn(a, b); }
+      if constexpr (add) {
+        return __dadd_rn(a, b);
+      } else {
+        return __dmul_rn(a, b);
+      }
     } else {
-      if constexpr (add) { return a + b; } else { return a * b; }
+      if constexpr (add) {
+        return a + b;
+      } else {
+        return a * b;
+      }
     }
 #else
-    if constexpr (add) { return opaque(a) + opaque(b); } else { return opaque(a * b); }
+    if constexpr (add) {
+      return opaque(a) + opaque(b);
+    } else {
+      return opaque(a * b);
+    }
 #endif
   }
 }

@@ -89,7 +89,8 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   float const small = a + a * (z * q);
 
   std::uint32_t const small_mask = 0u - static_cast<std::uint32_t>(abs_bits < 0x3f0ccccdu);  // |x| < 0.55f
-  std::uint32_t const t = (bit_cast<std::uint32_t>(small) & small_mask) | (bit_cast<std::uint32_t>(large) & ~small_mask);
+  std::uint32_t const t =
+      (bit_cast<std::uint32_t>(small) & small_mask) | (bit_cast<std::uint32_t>(large) & ~small_mask);
   std::uint32_t const signed_t = t | (xbits & 0x80000000u);
   std::uint32_t const nan_mask = 0u - static_cast<std::uint32_t>(abs_bits > 0x7f800000u);
   return bit_cast<float>((xbits & nan_mask) | (signed_t & ~nan_mask));

@@ -44,7 +44,8 @@ named_range describe_matrix(const std::string& function, const char* name, const
 }
 
 /// Three matrices non-null and aligned, the written one sharing no byte with the two read.
-inline void expect_written_apart(const char* f, const named_range& written, const named_range& a, const named_range& b) {
+inline void expect_written_apart(const char* f, const named_range& written, const named_range& a,
+                                 const named_range& b) {
   for (const auto& r : {a, b, written}) {
     expect_not_null(f, r);
     expect_aligned(f, r);
@@ -126,18 +127,19 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
   }
   bool const relative = is_finite(o.relative_tolerance) && o.relative_tolerance > 0;
   FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && o.tolerance == 0.0 && !is_nan(o.tolerance)),
-                  std::string(f) + ": tolerance is " + describe_value(o.tolerance) + "; it must be positive and finite in " +
-                      type + (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
+                  std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
+                      "; it must be positive and finite in " + type +
+                      (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
   FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations is " + std::to_string(o.max_iterations) +
                                              "; it must be at least 1");
-  FUSEKIT_EXPECTS(o.stall_window >= 1, std::string(f) + ": stall_window is " + std::to_string(o.stall_window) +
-                                           "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.stall_window >= 1,
+                  std::string(f) + ": stall_window is " + std::to_string(o.stall_window) + "; it must be at least 1");
   FUSEKIT_EXPECTS(o.progress_every >= 1, std::string(f) + ": progress_every is " + std::to_string(o.progress_every) +
                                              "; it must be at least 1");
-  FUSEKIT_EXPECTS(o.method == gd_method::plain || o.method == gd_method::nesterov ||
-                      o.method == gd_method::conjugate_gradient,
-                  std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
-                      ", not a gd_method (plain, nesterov or conjugate_gradient)");
+  FUSEKIT_EXPECTS(
+      o.method == gd_method::plain || o.method == gd_method::nesterov || o.method == gd_method::conjugate_gradient,
+      std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
+          ", not a gd_method (plain, nesterov or conjugate_gradient)");
   FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi,
                   std::string(f) + ": preconditioner is " + std::to_string(static_cast<int>(o.preconditioner)) +
                       ", not a gd_preconditioner (none or jacobi)");
@@ -187,8 +189,8 @@ void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
                                                   "; both need one per input component (L)");
   FUSEKIT_EXPECTS(Y_hat.extent(0) == X.extent(0) && Y_hat.extent(1) == W.extent(0),
                   std::string(f) + ": Y_hat is " + std::to_string(Y_hat.extent(0)) + " x " +
-                      std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) +
-                      " x " + std::to_string(W.extent(0)));
+                      std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) + " x " +
+                      std::to_string(W.extent(0)));
   expect_written_apart(f, describe_matrix(f, "Y_hat", Y_hat), describe_matrix(f, "X", X), describe_matrix(f, "W", W));
 }
 

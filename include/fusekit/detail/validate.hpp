@@ -45,9 +45,8 @@ named_range describe(const char* name, const Span& s) {
 }
 
 inline void expect_not_null(const char* function, const named_range& r) {
-  FUSEKIT_EXPECTS(r.begin != 0 || r.size == 0, std::string(function) + ": " + r.name +
-                                                   " is null but has " + std::to_string(r.size) +
-                                                   " elements; a null view must be empty");
+  FUSEKIT_EXPECTS(r.begin != 0 || r.size == 0, std::string(function) + ": " + r.name + " is null but has " +
+                                                   std::to_string(r.size) + " elements; a null view must be empty");
 }
 
 /// Elements at their natural alignment (the GPU cannot load a float from an odd address).
@@ -58,9 +57,9 @@ inline void expect_aligned(const char* function, const named_range& r) {
 }
 
 inline void expect_same_size(const char* function, const named_range& r, const named_range& ref) {
-  FUSEKIT_EXPECTS(r.size == ref.size, std::string(function) + ": " + r.name + " has " +
-                                          std::to_string(r.size) + " elements but " + ref.name + " has " +
-                                          std::to_string(ref.size) + "; they must be the same size");
+  FUSEKIT_EXPECTS(r.size == ref.size, std::string(function) + ": " + r.name + " has " + std::to_string(r.size) +
+                                          " elements but " + ref.name + " has " + std::to_string(ref.size) +
+                                          "; they must be the same size");
 }
 
 /// Whether two ranges share a byte (empty ranges share none).
@@ -79,8 +78,8 @@ inline void expect_in_place_or_disjoint(const char* function, const named_range&
 }
 
 inline void expect_disjoint(const char* function, const named_range& out, const named_range& in) {
-  FUSEKIT_EXPECTS(!overlaps(out, in), std::string(function) + ": " + out.name + " overlaps " + in.name +
-                                          "; they must not share memory");
+  FUSEKIT_EXPECTS(!overlaps(out, in),
+                  std::string(function) + ": " + out.name + " overlaps " + in.name + "; they must not share memory");
 }
 
 }  // namespace detail
