@@ -3,16 +3,19 @@
 """Checks that fusekit's includes point down the layers (README, Architecture):
 
     public headers      include/fusekit/*.hpp, *.cuh: may include anything
-    backends            include/fusekit/cpu/, cuda/: the backends' own folder,
-                        detail/, and the foundation below
-    detail/             detail/ and the foundation only
+    backends            detail/<folder>/cpu*.hpp and mpi*.hpp (host backends) and every
+                        detail/**.cuh (the CUDA backend): detail/, the
+                        foundation, and backends of their own kind (a CUDA
+                        backend may also use the CPU's threads)
+    detail/             the rest of detail/<folder>/: the bodies both backends
+                        share; detail/ and the foundation only, no backend
     foundation          config.hpp, error.hpp, policy.hpp, tuning.hpp and
                         every *_types.hpp: one another and detail/
 
 A header below the public ones that includes a public algorithm header (or a
-detail header that includes a backend) reaches back up: the cycle the layers
-exist to prevent. Prints every such include, with its line, and exits 1 when
-there is one.
+shared detail header that includes a backend) reaches back up: the cycle the
+layers exist to prevent. Prints every such include, with its line, and exits 1
+when there is one.
 
     scripts/check_includes.py [INCLUDE_DIR]   (default: include/ of this repository)
 """
@@ -26,24 +29,28 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]fusekit/([^>"]+)[>"]')
 
 def layer(path):
     """The layer of a header, from its path under include/fusekit."""
-    top = path.split("/", 1)[0]
     if "/" not in path:
         return "foundation" if path in FOUNDATION or path.endswith("_types.hpp") else "public"
-    return top  # "detail", "cpu", "cuda"
+    if not path.startswith("detail/"):
+        return "public"  # a folder of public headers
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".cuh"):
+        return "cuda backend"
+    if name.startswith(("cpu", "mpi")):
+        return "cpu backend"
+    return "detail"
 
 
 def allowed(source, target):
     """Whether a header in `source`'s layer may include `target`."""
     s, t = layer(source), layer(target)
-    if t == "foundation":
+    if t == "foundation" or s == "public":
         return True
-    if s == "public":
-        return True
-    if s == "foundation":
+    if s in ("foundation", "detail"):
         return t == "detail"  # the vocabulary types use detail's numeric helpers
-    if s == "detail":
-        return t == "detail"
-    return t in ("detail", s)  # a backend: detail and its own folder
+    if s == "cpu backend":
+        return t in ("detail", "cpu backend")
+    return t in ("detail", "cpu backend", "cuda backend")
 
 
 def main():

@@ -12,7 +12,7 @@ cccl="${CUDA_HOME:-/usr/local/cuda}/include"
 for flags in "-O3" "-O3 -ffast-math" "-O2 -ffast-math" "-O3 -march=native -ffast-math" "-O3 -mavx2 -mfma"; do
   exe="$out/tanh_sweep_$(echo "$flags" | tr -c 'a-zA-Z0-9' '_')"
   g++ -std=gnu++17 $flags -fopenmp -I "$here/include" -I "$here/tests" -I "$cccl/cccl" -isystem "$cccl" \
-    "$here/tests/cpu/tanh_sweep_test.cpp" -o "$exe" -lgtest -lgtest_main -pthread
+    "$here/tests/elementwise/tanh_sweep_test.cpp" -o "$exe" -lgtest -lgtest_main -pthread
   echo "== $flags"
   "$exe" --gtest_also_run_disabled_tests --gtest_filter='*Full*' | grep -E "tanh sweep|OK|FAILED"
 done

@@ -5,8 +5,8 @@
 // the same run.
 
 #include <fusekit/config.hpp>
-#include <fusekit/cuda/launch.cuh>
-#include <fusekit/detail/random.hpp>
+#include <fusekit/detail/core/cuda_launch.cuh>
+#include <fusekit/detail/core/random.hpp>
 #include <fusekit/error.hpp>
 
 #include "arguments.hpp"

@@ -2,7 +2,21 @@
 // trainer for CUDA C++, each with a CPU twin.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+/// \file
+/// The configuration every fusekit header starts from: the version, the
+/// macros that let one function body compile for the host and the device, and
+/// what the toolchain offers (the CUDA toolkit's headers, OpenMP). Every macro
+/// is decided from the compiler alone, so the same headers serve nvcc, g++ and
+/// clang++ without a generated config file.
+///
+///     #if FUSEKIT_VERSION >= 100   // 0.1.0 or newer
+///
+/// `FUSEKIT_HAS_CUDA_HEADERS` may be defined by the caller (0 or 1) to decide
+/// by hand whether the toolkit's headers are used; the others are not meant to
+/// be set from outside.
 
+/// The version as major, minor and patch, and as one number:
+/// major · 10000 + minor · 100 + patch.
 #define FUSEKIT_VERSION_MAJOR 0
 #define FUSEKIT_VERSION_MINOR 1
 #define FUSEKIT_VERSION_PATCH 0
@@ -48,12 +62,17 @@
 #define FUSEKIT_HAS_CUDA_HEADERS 0
 #endif
 
+// Whether OpenMP is on (-fopenmp): the CPU backend's threads. Without it every
+// CPU call runs on the calling thread, with the same results (the CPU's sums
+// do not depend on the thread count).
 #if defined(_OPENMP)
 #define FUSEKIT_HAS_OPENMP 1
 #else
 #define FUSEKIT_HAS_OPENMP 0
 #endif
 
+// C++17 at least: fusekit uses if constexpr, fold expressions and inline
+// variables throughout.
 #if !defined(__cplusplus) || (__cplusplus < 201703L && !defined(_MSVC_LANG))
 #error "fusekit needs C++17 or newer"
 #endif

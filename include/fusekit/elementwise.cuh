@@ -2,5 +2,5 @@
 #pragma once
 /// \file
 /// `transform` and the layers with both backends: include from nvcc.
-#include <fusekit/cuda/elementwise.cuh>
+#include <fusekit/detail/elementwise/cuda.cuh>
 #include <fusekit/elementwise.hpp>

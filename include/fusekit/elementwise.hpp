@@ -26,10 +26,10 @@
 /// on the GPU), the shape the fused layer replaces, kept for benchmarks.
 
 #include <fusekit/config.hpp>
-#include <fusekit/cpu/elementwise.hpp>
-#include <fusekit/detail/dispatch.hpp>
-#include <fusekit/detail/elementwise_checks.hpp>
-#include <fusekit/detail/ranges.hpp>
+#include <fusekit/detail/elementwise/cpu.hpp>
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/elementwise/checks.hpp>
+#include <fusekit/detail/core/ranges.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/functors.hpp>
 #include <fusekit/policy.hpp>

@@ -15,6 +15,22 @@
 /// `FUSEKIT_CUDA_TRY_NO_THROW(call)` reports to stderr instead (for destructors);
 /// `FUSEKIT_CHECK_LAUNCH()` checks the kernel launch just made;
 /// `FUSEKIT_EXPECTS(cond, msg)` throws `invalid_argument(msg)` unless `cond`.
+///
+/// An argument's message names the function, the argument with the value it
+/// had, and the constraint it broke, e.g. "fusekit::fit: max_iterations is 0;
+/// it must be at least 1". A
+/// CUDA failure reads "fusekit: CUDA call '<call>' failed at <file>:<line>:
+/// <error name> (<error string>)". The MPI policy throws `fusekit::mpi_error`
+/// (mpi_types.hpp) in the same form.
+///
+///     try {
+///       fusekit::fit(fusekit::cuda{stream}, X, Y, W, options);
+///     } catch (const fusekit::invalid_argument& e) {   // a bad argument: nothing ran
+///     } catch (const fusekit::cuda_error& e) {         // the device failed: e.code()
+///     }
+///
+/// Both derive from the standard exceptions (std::invalid_argument and
+/// std::runtime_error), so code that catches those catches fusekit's too.
 
 #include <fusekit/config.hpp>
 
@@ -68,6 +84,9 @@ class cuda_error : public std::runtime_error {
 
 }  // namespace fusekit
 
+/// Throws `fusekit::cuda_error` when `call` (a CUDA runtime call) does not
+/// return `cudaSuccess`, after clearing a non-sticky error so that the next
+/// call starts clean.
 #define FUSEKIT_CUDA_TRY(call)                                                 \
   do {                                                                         \
     cudaError_t const fusekit_status_ = (call);                                \
@@ -77,6 +96,8 @@ class cuda_error : public std::runtime_error {
     }                                                                          \
   } while (0)
 
+/// FUSEKIT_CUDA_TRY for destructors and other places that must not throw:
+/// prints the failure to stderr and goes on.
 #define FUSEKIT_CUDA_TRY_NO_THROW(call)                                                                \
   do {                                                                                                 \
     cudaError_t const fusekit_status_ = (call);                                                        \
@@ -91,6 +112,8 @@ class cuda_error : public std::runtime_error {
 /// kernel's execution surface at the next synchronizing call).
 #define FUSEKIT_CHECK_LAUNCH() FUSEKIT_CUDA_TRY(cudaPeekAtLastError())
 
+/// Throws `fusekit::invalid_argument(msg)` unless `cond`: the one way every
+/// argument check fails, so that each does before anything runs.
 #define FUSEKIT_EXPECTS(cond, msg)                           \
   do {                                                       \
     if (!(cond)) { throw ::fusekit::invalid_argument(msg); } \

@@ -17,8 +17,8 @@
 ///                                                               fusekit::cuda{stream});
 ///     gpu_net.fit(d_X, d_Y);                                     // device views; include <fusekit/train.cuh>
 
-#include <fusekit/detail/model_storage.hpp>
-#include <fusekit/detail/validate.hpp>
+#include <fusekit/detail/train/storage.hpp>
+#include <fusekit/detail/core/validate.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/train.hpp>
@@ -64,19 +64,28 @@ class linear_association {
     report_ = fusekit::fit(policy, X, Y, matrix<T>(weights_.data(), outputs_, inputs_), options_);
     return report_;
   }
+  /// Trains W on X and Y with `options()`, on the model's own policy. A fit
+  /// starts from the W the model holds when `options().init` is
+  /// `gd_init::warm_start`, so repeated fits continue one another; the
+  /// report's statuses say, per output, whether W is a solution.
   fit_report fit(matrix<const T> X, matrix<const T> Y) { return fit(policy_, X, Y); }
 
   /// Y_hat (K × N) = X Wᵀ on `policy`.
   void predict(const Policy& policy, matrix<const T> X, matrix<T> Y_hat) const {
     fusekit::predict(policy, X, weights(), Y_hat);
   }
+  /// Y_hat (K × N) = X Wᵀ on the model's own policy.
   void predict(matrix<const T> X, matrix<T> Y_hat) const { predict(policy_, X, Y_hat); }
 
-  /// W (N × L), in the policy's memory space.
+  /// W (N × L), in the policy's memory space: row n holds output n's weights.
   [[nodiscard]] matrix<const T> weights() const { return matrix<const T>(weights_.data(), outputs_, inputs_); }
+  /// L, the number of inputs (columns of X).
   [[nodiscard]] std::int64_t inputs() const { return inputs_; }
+  /// N, the number of outputs (columns of Y).
   [[nodiscard]] std::int64_t outputs() const { return outputs_; }
+  /// The options every `fit` uses, to change in place.
   [[nodiscard]] gd_options& options() { return options_; }
+  /// The options every `fit` uses.
   [[nodiscard]] const gd_options& options() const { return options_; }
   /// The report of the last `fit` (empty before the first).
   [[nodiscard]] const fit_report& last_report() const { return report_; }

@@ -25,8 +25,14 @@
 ///   OpenMP default; without OpenMP, one thread). Synchronous. A negative count
 ///   throws `fusekit::invalid_argument`; more than 4 threads per processor are
 ///   clamped to 4 per processor. Small calls run on the calling thread alone.
+///
+/// Both policies exist for every compiler. A translation unit compiled by a
+/// host compiler can name `fusekit::cuda`, but an algorithm called with it
+/// there fails to compile with a message that names the .cuh header (and the
+/// nvcc build) it needs; the CPU backend needs CCCL's headers alone.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/core/resources.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/tuning.hpp>
 
@@ -44,68 +50,10 @@ typedef struct CUstream_st* cudaStream_t;
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <map>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 
 namespace fusekit {
-
-#if FUSEKIT_HAS_CUDA_HEADERS
-namespace detail {
-/// Bytes fusekit's own pool keeps mapped across synchronizations, per device:
-/// room for a host-data pipeline's slots (≤ 4 views × 4 slots × 4 MiB) and
-/// cuBLAS's 32 MiB workspace, so repeated calls map nothing anew. The
-/// device's default pool keeps nothing (release threshold 0): there, every
-/// synchronize unmapped the temporaries and the next call mapped them again.
-inline constexpr std::uint64_t default_pool_keep_bytes = std::uint64_t{128} << 20;
-
-/// fusekit's own stream-ordered pool on the current device (created on first
-/// use, kept for the process): what a policy's default resource draws from.
-/// The device's default and current pools, and their settings, are the
-/// caller's and stay as they are.
-inline cudaMemPool_t default_device_pool() {
-  static std::mutex mutex;
-  static auto* pools = new std::map<int, cudaMemPool_t>();  // never destroyed: the driver frees pools at exit
-  int device = 0;
-  FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> const lock(mutex);
-  auto const found = pools->find(device);
-  if (found != pools->end()) { return found->second; }
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  FUSEKIT_CUDA_TRY(cudaMemPoolCreate(&pool, &props));
-  std::uint64_t keep = default_pool_keep_bytes;
-  FUSEKIT_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  pools->emplace(device, pool);
-  return pool;
-}
-
-template <class R, class = void>
-struct is_async_resource : std::false_type {};
-template <class R>
-struct is_async_resource<
-    R, std::enable_if_t<
-           std::is_same_v<decltype(std::declval<R&>().allocate_async(std::size_t{}, std::size_t{},
-                                                                     std::declval<::cuda::stream_ref>())),
-                          void*> &&
-           std::is_same_v<decltype(std::declval<R&>().deallocate_async(
-                              std::declval<void*>(), std::size_t{}, std::size_t{}, std::declval<::cuda::stream_ref>())),
-                          void>>> : std::true_type {};
-
-template <class R, class = void>
-struct is_host_resource : std::false_type {};
-template <class R>
-struct is_host_resource<
-    R, std::enable_if_t<
-           std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
-           std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{}, std::size_t{})),
-                          void>>> : std::true_type {};
-}  // namespace detail
-#endif
 
 /// A non-owning reference to a stream-ordered device memory resource: any
 /// object with the `cuda::mr` async-resource interface
@@ -168,6 +116,8 @@ class memory_resource_ref {
   }
 #endif
 
+  // The referenced resource, type-erased, and its two operations; a null
+  // object is fusekit's own pool.
   void* object_ = nullptr;
   void* (*allocate_)(void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
   void (*deallocate_)(void*, void*, std::size_t, std::size_t, cudaStream_t) = nullptr;
@@ -221,6 +171,7 @@ class pinned_resource_ref {
   }
 #endif
 
+  // The referenced resource, type-erased, and its two operations.
   void* object_ = nullptr;
   void* (*allocate_)(void*, std::size_t, std::size_t) = nullptr;
   void (*deallocate_)(void*, void*, std::size_t, std::size_t) = nullptr;
@@ -229,22 +180,31 @@ class pinned_resource_ref {
 /// Run on the current CUDA device, in stream order on `stream`, with
 /// temporaries from `memory` and pinned staging buffers from `pinned` (see the
 /// file comment).
+///
+/// A policy is a small value: copy it freely, keep one per stream. It refers to
+/// its resources and does not own them; they must outlive every call that
+/// uses them (and every call still in flight on the stream).
 struct cuda {
-  cudaStream_t stream = nullptr;
-  memory_resource_ref memory{};
-  pinned_resource_ref pinned{};
-  fusekit::tuning tune{};  ///< used when `tuned`; else tuning_for(the device's compute capability)
-  bool tuned = false;
+  cudaStream_t stream = nullptr;  ///< where calls run; nullptr: the legacy default stream
+  memory_resource_ref memory{};   ///< device temporaries; default: fusekit's pool per device
+  pinned_resource_ref pinned{};   ///< host-data staging; default: fusekit's pinned cache
+  fusekit::tuning tune{};         ///< used when `tuned`; else tuning_for(the device's compute capability)
+  bool tuned = false;             ///< whether `tune` replaces the device's tuning (set by `with`)
 
+  /// The legacy default stream, fusekit's pool and pinned cache.
   constexpr cuda() noexcept = default;
+  /// Stream `s`, temporaries from `m`, staging from `p` (the defaults when empty).
   constexpr cuda(cudaStream_t s, memory_resource_ref m = {}, pinned_resource_ref p = {}) noexcept  // NOLINT
       : stream(s), memory(m), pinned(p) {}
 #if FUSEKIT_HAS_CUDA_HEADERS
+  /// As above, from a `cuda::stream_ref` (CCCL's stream type).
   cuda(::cuda::stream_ref s, memory_resource_ref m = {}, pinned_resource_ref p = {}) noexcept  // NOLINT
       : stream(s.get()), memory(m), pinned(p) {}
 #endif
 
-  /// This policy with the caller's tuning in place of the device's (tuning.hpp).
+  /// This policy with the caller's tuning in place of the device's (tuning.hpp):
+  /// `fusekit::cuda{stream}.with(t)`, for a benchmark that sweeps a launch
+  /// shape, or for a device whose measured tuning differs from the table's.
   [[nodiscard]] constexpr cuda with(const fusekit::tuning& t) const noexcept {
     cuda c = *this;
     c.tune = t;
@@ -254,8 +214,11 @@ struct cuda {
 };
 
 /// Run on the host. `threads == 0` lets OpenMP choose; see the file comment for the limits.
+/// `deterministic` reductions and fits do not depend on the thread count
+/// (they add in a fixed order), so `cpu{1}` and `cpu{16}` give the same bits;
+/// the other reduction algorithms may change with it, as on the GPU.
 struct cpu {
-  int threads = 0;
+  int threads = 0;  ///< OpenMP threads; 0: OpenMP's default; negative: rejected by every call
 };
 
 /// Number of CUDA devices usable by this process; 0 when there is none, when
@@ -275,7 +238,11 @@ inline int cuda_device_count() noexcept {
 #endif
 }
 
-/// Whether a CUDA device is present (the examples pick their policy with it).
+/// Whether a CUDA device is present (the examples pick their policy with it):
+///
+///     if (fusekit::has_cuda_device()) { run(fusekit::cuda{stream}); } else { run(fusekit::cpu{}); }
+///
+/// Never throws: no driver, or a driver too old, is "no device".
 inline bool has_cuda_device() noexcept { return cuda_device_count() > 0; }
 
 }  // namespace fusekit

@@ -15,8 +15,14 @@
 /// gives (else `fusekit::invalid_argument`, before anything runs) and share no
 /// byte with the call's views. Sizes for `deterministic` and the atomic
 /// algorithms are arithmetic; for `cub` CUB is asked (a device is needed).
+///
+/// Each overload has the contract, the algorithms and the error bounds of its
+/// counterpart in reduce.hpp, and gives the same bits; only where the
+/// temporaries come from differs. One workspace serves calls that follow one
+/// another on a stream; calls in flight at once on different streams need one
+/// workspace each.
 
-#include <fusekit/cuda/reduce.cuh>
+#include <fusekit/detail/reduce/cuda.cuh>
 #include <fusekit/reduce.hpp>
 
 #include <cuda/std/span>
@@ -28,7 +34,10 @@
 namespace fusekit {
 
 /// Bytes of workspace `reduce_sum` needs for n values of T summed in Acc with
-/// `algorithm` (0 for the atomic algorithms).
+/// `algorithm` (0 for the atomic algorithms). Arithmetic for every algorithm
+/// but `cub`, whose size CUB gives (which needs a device).
+/// \param n         the number of values the call will sum
+/// \param algorithm the algorithm the call will take
 template <class T, class Acc = accumulator_t<T>>
 std::size_t reduce_sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
   return detail::array_workspace_bytes<T, Acc>(n, algorithm, false);
@@ -37,13 +46,20 @@ std::size_t reduce_sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm
 /// `reduce_sum` on the GPU with a caller-supplied workspace of at least
 /// `reduce_sum_workspace_bytes<T, Acc>(in.size(), algorithm)` bytes of device
 /// memory: allocates nothing, so it can be captured in a CUDA graph.
+/// Asynchronous on the policy's stream, as `reduce_sum` without a workspace.
+/// \param in        the values, in device memory
+/// \param out       where the sum goes, in device memory
+/// \param workspace device memory of at least that size, sharing no byte
+///                  with `in` or `out` (else invalid_argument, nothing runs)
 template <class T, class Acc>
 void reduce_sum(const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
                 ::cuda::std::span<std::byte> workspace) {
   detail::run(detail::reduce_sum_tag{}, policy, in, out, algorithm, workspace);
 }
 
-/// Bytes of workspace `sum` needs for n values of T summed in Acc with `algorithm`.
+/// Bytes of workspace `sum` needs for n values of T summed in Acc with
+/// `algorithm`: the temporaries of reduce_sum_workspace_bytes plus the
+/// result's slot (256-byte aligned).
 template <class T, class Acc = accumulator_t<T>>
 std::size_t sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
   return detail::array_workspace_bytes<T, Acc>(n, algorithm, true);
@@ -51,7 +67,8 @@ std::size_t sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
 
 /// `sum` on the GPU allocating nothing: the result's slot and the temporaries
 /// come from `workspace` (at least `sum_workspace_bytes<T, Acc>(in.size(), algorithm)`
-/// bytes of device memory). Synchronizes the stream, as `sum` does.
+/// bytes of device memory). Synchronizes the stream, as `sum` does, and
+/// returns the sum on the host. The same bits as `sum` without a workspace.
 template <class T, class Acc>
 Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
         ::cuda::std::span<std::byte> workspace) {
@@ -72,7 +89,9 @@ Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm,
 }
 
 /// Bytes of workspace `transform_reduce_sum` and `transform_reduce` need for
-/// these inputs and op, summed in Acc with `algorithm`.
+/// these inputs and op, summed in Acc with `algorithm`. The views' sizes are
+/// checked (every input the same size) as the call will check them; their
+/// contents are not read.
 template <class Acc, class Op, class... Ins>
 std::size_t transform_reduce_workspace_bytes(reduce_algorithm algorithm, const Op& op, ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
@@ -84,7 +103,8 @@ std::size_t transform_reduce_workspace_bytes(reduce_algorithm algorithm, const O
 
 /// `transform_reduce_sum` on the GPU with a caller-supplied workspace (at least
 /// `transform_reduce_workspace_bytes`): allocates nothing, so it can be captured
-/// in a CUDA graph.
+/// in a CUDA graph. `*out` (device memory) = Σ op(ins[i]...), asynchronous on
+/// the policy's stream.
 template <class Acc, class Op, class... Ins>
 void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorithm, Op op,
                           ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {
@@ -100,7 +120,8 @@ void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorit
 }
 
 /// `transform_reduce` on the GPU allocating nothing: the result's slot and the
-/// temporaries come from `workspace`. Synchronizes the stream.
+/// temporaries come from `workspace`. Synchronizes the stream and returns the
+/// sum on the host, with the bits of `transform_reduce` without a workspace.
 template <class Acc, class Op, class... Ins>
 Acc transform_reduce(const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {

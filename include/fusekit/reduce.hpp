@@ -17,14 +17,14 @@
 /// accumulator type (8 SIMD lanes), one atomic per thread | differs (floating point) | differs | | `cub`          |
 /// cub::DeviceReduce (two passes, temporary storage) | the parallel sum: blocks of 4096 summed in double, rounded once
 /// (no atomics) | same for one thread count | differs | | `deterministic`| fixed-order tree over 8192-value tiles
-/// (detail/reduce_tree.hpp) | the same tree, the same function | same | same bits, CPU included |
+/// (detail/reduce/tree.hpp) | the same tree, the same function | same | same bits, CPU included |
 ///
 /// Each name runs its algorithm on both backends, so a laptop shows what an
 /// H200 does: atomics in float lose digits and change run to run (with more
 /// than one thread), the tree never does. CPU cost of a float sum of 2^20
 /// values on a 2-core VM (bench/reduce.cu): `naive_atomic` 54 ms, about 600×
 /// `cub`'s 91 µs (every add waits for the cache line); `block_atomic` 129 µs;
-/// `deterministic` 58 µs (host vectors, detail/host_columns.hpp).
+/// `deterministic` 58 µs (host vectors, detail/team/host_columns.hpp).
 ///
 /// **Accumulators.** float for float, `__half` and `__nv_bfloat16`; double for
 /// double; `int64_t` for signed and `uint64_t` for unsigned integers. Float input
@@ -62,10 +62,10 @@
 /// (`normalize`, `weigh`, `tanh_activate`) run the same code on both sides.
 
 #include <fusekit/config.hpp>
-#include <fusekit/cpu/reduce.hpp>
-#include <fusekit/detail/dispatch.hpp>
-#include <fusekit/detail/ranges.hpp>
-#include <fusekit/detail/reduce_checks.hpp>
+#include <fusekit/detail/reduce/cpu.hpp>
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/core/ranges.hpp>
+#include <fusekit/detail/reduce/checks.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce_types.hpp>
 

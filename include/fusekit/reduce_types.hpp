@@ -6,10 +6,9 @@
 /// bounds).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/numeric.hpp>
-#include <fusekit/detail/rounding.hpp>
-
-#include <cuda/std/limits>
+#include <fusekit/detail/core/extremum.hpp>
+#include <fusekit/detail/core/rounding.hpp>
+#include <fusekit/detail/reduce/accumulator.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -17,6 +16,11 @@
 namespace fusekit {
 
 /// How a reduction combines its values (reduce.hpp has the costs and bounds).
+/// The name means one algorithm on every backend: the CPU runs each one too
+/// (the same tree, host atomics per element or per thread, a partial per
+/// thread for `cub`), so a program that compares them on a laptop learns what
+/// it would learn on a GPU. Only `deterministic` promises the same
+/// bits everywhere; it is the default of `sum`, `reduce_sum` and `reduce`.
 enum class reduce_algorithm {
   naive_atomic,   ///< one atomic per element: the teaching baseline
   block_atomic,   ///< a sum per thread and per block, then one atomic per block
@@ -24,12 +28,17 @@ enum class reduce_algorithm {
   deterministic,  ///< a fixed tree over 8192-value tiles: the same bits on every GPU and the CPU
 };
 
-/// Every algorithm, in the order of the tables: for comparing them side by side.
+/// Every algorithm, in the order of the tables: for comparing them side by side,
+///
+///     for (fusekit::reduce_algorithm a : fusekit::all_reduce_algorithms) {
+///       std::printf("%s %.9g\n", fusekit::to_string(a), fusekit::sum(policy, x, a));
+///     }
 inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::naive_atomic,
                                                              reduce_algorithm::block_atomic, reduce_algorithm::cub,
                                                              reduce_algorithm::deterministic};
 
-/// Name of an algorithm, for tables and messages.
+/// Name of an algorithm, for tables and messages: the enumerator's own
+/// spelling ("naive_atomic", "block_atomic", "cub", "deterministic").
 constexpr const char* to_string(reduce_algorithm a) {
   switch (a) {
     case reduce_algorithm::naive_atomic:
@@ -44,32 +53,17 @@ constexpr const char* to_string(reduce_algorithm a) {
   return "unknown";
 }
 
-namespace detail {
-/// The accumulator a sum of T uses unless asked otherwise: float for float and
-/// the half types (and rejected element types, after the message), double for
-/// double, the 64-bit integer of T's signedness for integers.
-template <class T, class = void>
-struct default_accumulator {
-  static_assert(is_supported_element_v<T>,
-                "fusekit: unsupported element type for a sum. Use float, double, __half, __nv_bfloat16 or an "
-                "integer type");
-  using type = float;
-};
-template <>
-struct default_accumulator<double> {
-  using type = double;
-};
-template <class T>
-struct default_accumulator<T, std::enable_if_t<is_integer_element_v<T>>> {
-  using type = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
-};
-}  // namespace detail
-
-/// The accumulator a sum of T uses by default (see the file comment).
+/// The accumulator a sum of T uses by default: float for float and the half
+/// types, double for double, std::int64_t for signed and std::uint64_t for
+/// unsigned integers (so a sum of int32 values does not overflow at 2^31).
+/// `accumulate_in<Acc>` asks for another one; reduce.hpp's table says which
+/// each input type may take.
 template <class T>
 using accumulator_t = typename detail::default_accumulator<std::remove_cv_t<T>>::type;
 
 /// Asks `sum`/`transform_reduce` for a particular accumulator: `accumulate_in<double>{}`.
+/// A float sum in double, for instance, costs no more while the sum is
+/// memory-bound and leaves an error of about n·2^-53 instead of n·2^-24.
 /// A tag: it carries the type, no value. The rules of reduce.hpp's table say
 /// which accumulators each input type may use; any other is a compile error.
 template <class Acc>
@@ -78,6 +72,9 @@ struct accumulate_in {
 };
 
 /// x + y, one IEEE rounding (`add_rn`: never fused with a product). The sum's operation.
+/// Integers add in the accumulator's type with two's-complement wrap-around,
+/// for a signed accumulator too (computed unsigned: overflow is never
+/// undefined behaviour, and the 64-bit default accumulators make it rare).
 struct plus {
   template <class T>
   FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(T x, T y) const {
@@ -85,52 +82,10 @@ struct plus {
   }
 };
 
-namespace detail {
-/// A floating type's bits as the signed integer of its width: what the
-/// extrema compute on (integer operations, so -ffast-math cannot fold them).
-template <class T>
-struct float_bits {
-  using type = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
-  static constexpr type magnitude = ::cuda::std::numeric_limits<type>::max();  ///< all but the sign
-  static constexpr type inf = sizeof(T) == 8 ? type(0x7ff0000000000000ll) : type(0x7f800000);
-  static constexpr type quiet_nan = sizeof(T) == 8 ? type(0x7ff8000000000000ll) : type(0x7fc00000);
-
-  // b is bits, or a host vector of them (by reference: a 32-byte vector by
-  // value changes the ABI in code not built for AVX).
-
-  /// b in the order of the values, a bijection: negative values below
-  /// positive ones, −0 just below +0.
-  template <class B>
-  FUSEKIT_HD FUSEKIT_FORCEINLINE static void order(B& b) {
-    b ^= (b >> (8 * static_cast<int>(sizeof(type)) - 1)) & magnitude;
-  }
-  /// Whether b (each lane of b: −1 or 0) is a NaN's bits.
-  template <class B, class M>
-  FUSEKIT_HD FUSEKIT_FORCEINLINE static void nan_mask(const B& b, M& is_nan) {
-    is_nan = (b & magnitude) > inf;
-  }
-};
-
-/// IEEE 754-2019's minimum (or maximum, `larger`) of floating x and y: NaN if
-/// either is NaN (the canonical quiet NaN, whichever it was), −0 below +0.
-template <bool larger, class T>
-FUSEKIT_HD FUSEKIT_FORCEINLINE T ieee_extremum(T x, T y) {
-  using F = float_bits<T>;
-  auto kx = bit_cast<typename F::type>(x), ky = bit_cast<typename F::type>(y);
-  bool nan_x = false, nan_y = false;
-  F::nan_mask(kx, nan_x);
-  F::nan_mask(ky, nan_y);
-  if (nan_x || nan_y) {
-    typename F::type const nan = F::quiet_nan;  // a copy: bit_cast takes a reference
-    return bit_cast<T>(nan);
-  }
-  F::order(kx);
-  F::order(ky);
-  return (larger ? kx < ky : ky < kx) ? y : x;
-}
-}  // namespace detail
-
-/// The smaller of x and y. Floating point: IEEE 754-2019's `minimum`, so a
+/// The smaller of x and y, for `reduce`. On integers of 32 and 64 bits every
+/// algorithm takes it (the atomic ones through CUDA's atomicMin); floating
+/// point has no atomic minimum, so only `cub` and `deterministic` do.
+/// Floating point: IEEE 754-2019's `minimum`, so a
 /// NaN anywhere gives NaN (the canonical quiet NaN), wherever it sits, and −0
 /// is below +0. Decided on the bits, so it holds under -ffast-math. The op is
 /// then commutative and associative to the bit, and every algorithm, backend
@@ -148,6 +103,8 @@ struct minimum {
 
 /// The larger of x and y: IEEE 754-2019's `maximum` for floating point (NaN
 /// anywhere gives NaN, +0 above −0), as `minimum` describes. Exact.
+/// Integers: the larger value. `reduce(policy, x, out, maximum{}, init)`, with
+/// init the type's lowest value, writes the maximum of x (init for an empty x).
 struct maximum {
   template <class T>
   FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(T x, T y) const {

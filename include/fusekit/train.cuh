@@ -9,7 +9,7 @@
 ///     // ... bytes of device memory in `ws`, allocated once ...
 ///     fusekit::fit_report r = fusekit::fit(fusekit::cuda{stream}, X, Y, W, options, ws);
 
-#include <fusekit/cuda/train.cuh>
+#include <fusekit/detail/train/cuda.cuh>
 #include <fusekit/train.hpp>
 
 #include <cuda/std/span>

@@ -31,7 +31,7 @@
 ///   `conjugate_gradient`: CG on A w = b (Gram formulation) or CGLS on X
 ///   (direct: XᵀX is never formed; CPU only for now), which needs no learning
 ///   rate and confirms `converged` on the residual b − A w itself
-///   (detail/conjugate_gradient.hpp).
+///   (detail/train/conjugate_gradient.hpp).
 /// * `preconditioner`: `none`, or `jacobi`, M = diag(XᵀX)⁻¹ (0 for a column of
 ///   zeros, whose weight then stays 0): every feature scaled to unit norm. CG
 ///   becomes preconditioned CG. Plain and Nesterov become scaled gradient
@@ -69,9 +69,9 @@
 /// order, so results do not depend on the thread count.
 
 #include <fusekit/config.hpp>
-#include <fusekit/cpu/train.hpp>
-#include <fusekit/detail/dispatch.hpp>
-#include <fusekit/detail/matrix_traits.hpp>
+#include <fusekit/detail/train/cpu.hpp>
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/train/matrix_traits.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/train_types.hpp>
 

@@ -3,6 +3,17 @@
 /// \file
 /// The trainer's vocabulary: the matrix view, the options a fit takes and the
 /// report it returns (see train.hpp for `fit` and `predict`).
+///
+///     fusekit::gd_options o = fusekit::gd_options::recommended();   // CG, Jacobi, relative rule
+///     o.max_iterations = 1000;
+///     fusekit::fit_report r = fusekit::fit(fusekit::cpu{}, X, Y, W, o);
+///     for (const fusekit::output_report& out : r.outputs) {
+///       std::printf("%s after %lld (%s)\n", fusekit::to_string(out.status),
+///                   static_cast<long long>(out.iterations), fusekit::to_string(out.rule));
+///     }
+///
+/// Every enum has a `to_string` for messages and tables; the names are the
+/// enumerators' own.
 
 #include <fusekit/config.hpp>
 
@@ -16,10 +27,15 @@
 namespace fusekit {
 
 /// A row-major matrix view: `matrix<const float> X(ptr, K, L)`; X(k, l) is ptr[k·L + l].
+/// A `cuda::std::mdspan` with 64-bit extents: its rows are contiguous and
+/// follow one another. `fit` and `predict` also take any rank-2, row-major
+/// (layout_right) `cuda::std::mdspan` with the default accessor, of any index
+/// type; a strided or column-major one is a compile error that says so.
 template <class T>
 using matrix = ::cuda::std::mdspan<T, ::cuda::std::dextents<std::int64_t, 2>>;
 
-/// The update rule.
+/// The update rule. README's trainer section compares the three on raw-unit
+/// data: conjugate gradients with `jacobi` is the one to pick for real data.
 enum class gd_method {
   plain,     ///< w ← w − lr·grad: the user's loop, iterate for iterate
   nesterov,  ///< Nesterov's momentum j/(j+3), restarted when a step goes uphill
@@ -50,33 +66,40 @@ enum class stop_rule : int {
   rounding_floor,      ///< at the rounding floor and no longer decreasing (stalled)
 };
 
-/// How the gradient is computed.
+/// How the gradient is computed. Gram costs one pass over X up front and then
+/// O(L²) per iteration, independent of K; direct reads X at every iteration
+/// and never forms XᵀX, whose rounding can matter when X is ill-conditioned.
 enum class gd_formulation {
   automatic,  ///< gram when K > L, else direct
   direct,     ///< grad = Xᵀ(X w − y): 2·K·L flops per output and iteration
   gram,       ///< A = XᵀX, b = Xᵀy once, then grad = A w − b: 2·L² flops
 };
 
-/// Where each output's descent starts.
+/// Where each output's descent starts. Every backend makes the same start
+/// from the same options (the uniform values too), so a fit's first iterate
+/// does not depend on where it runs.
 enum class gd_init {
   zeros,       ///< w = 0
   warm_start,  ///< W's values on entry
   uniform,     ///< uniform in [0, 1), from `gd_options::seed` (the same on every backend)
 };
 
-/// How one output's training ended.
+/// How one output's training ended. Only `converged` is a success, and it
+/// always comes with finite weights, under every flag (-ffast-math and
+/// --use_fast_math included). The values are stable, for code that stores them.
 enum class fit_status : int {
   converged = 0,       ///< gradᵀgrad < tolerance, and the weights are finite
   max_iterations = 1,  ///< the iteration budget ran out first
   diverged = 2,        ///< the gradient or the weights became non-finite, or gradᵀgrad grew 10^12-fold
   /// at the rounding floor: ‖grad‖ within the bound of its own rounding error,
   /// c·u·(‖A‖‖w‖ + ‖b‖) on the features scaled to unit norm (u: the unit
-  /// roundoff of the type the iterations run in; detail/descent.hpp), and no
+  /// roundoff of the type the iterations run in; detail/train/descent.hpp), and no
   /// 0.1% progress over `stall_window` iterations. Slow progress above that
   /// floor is not a stall: it runs on, to `max_iterations`.
   stalled = 3,
 };
 
+/// The status's name: "converged", "max_iterations", "diverged" or "stalled".
 constexpr const char* to_string(fit_status s) {
   switch (s) {
     case fit_status::converged:
@@ -90,10 +113,13 @@ constexpr const char* to_string(fit_status s) {
   }
   return "unknown";
 }
+/// The method's name: "plain", "nesterov" or "conjugate_gradient".
 constexpr const char* to_string(gd_method m) {
   return m == gd_method::plain ? "plain" : (m == gd_method::nesterov ? "nesterov" : "conjugate_gradient");
 }
+/// The preconditioner's name: "none" or "jacobi".
 constexpr const char* to_string(gd_preconditioner p) { return p == gd_preconditioner::none ? "none" : "jacobi"; }
+/// The rule's name, as the enumerator is spelled.
 constexpr const char* to_string(stop_rule r) {
   switch (r) {
     case stop_rule::none:
@@ -113,11 +139,14 @@ constexpr const char* to_string(stop_rule r) {
   }
   return "unknown";
 }
+/// The formulation's name: "automatic", "direct" or "gram".
 constexpr const char* to_string(gd_formulation f) {
   return f == gd_formulation::direct ? "direct" : (f == gd_formulation::gram ? "gram" : "automatic");
 }
 
-/// Where a long fit stands, for `gd_options::progress`.
+/// Where a long fit stands, for `gd_options::progress`: enough for a log
+/// line, or for a callback that throws to stop the fit (the exception
+/// propagates out of `fit`, with W at the iterate reached).
 struct fit_progress {
   std::int64_t iteration = 0;   ///< iterations done by the outputs still running
   std::int64_t running = 0;     ///< outputs not yet stopped
@@ -141,12 +170,16 @@ struct gd_options {
   /// 0 (the default): off; else in (0, 1).
   double relative_tolerance = 0;
   std::int64_t max_iterations = 100000;  ///< at least 1: every loop is bounded by it
-  gd_init init = gd_init::zeros;
-  std::uint64_t seed = 0;  ///< for gd_init::uniform
+  gd_init init = gd_init::zeros;         ///< where every output starts
+  std::uint64_t seed = 0;                ///< for gd_init::uniform
+  /// The update rule; the default is the seed's plain descent, which matches a
+  /// hand-written loop iterate for iterate.
   gd_method method = gd_method::plain;
-  gd_formulation formulation = gd_formulation::automatic;
-  gd_preconditioner preconditioner = gd_preconditioner::none;
-  std::int64_t stall_window = 1000;  ///< at least 1
+  gd_formulation formulation = gd_formulation::automatic;      ///< how the gradient is computed
+  gd_preconditioner preconditioner = gd_preconditioner::none;  ///< for every method
+  /// At least 1: iterations without 0.1% progress, at the rounding floor,
+  /// before an output is `stalled`.
+  std::int64_t stall_window = 1000;
   /// Called on the calling thread as the fit goes: on the CPU every
   /// `progress_every` iterations, on the GPU at each host check of the cuBLAS
   /// path (every `train_tuning::batch_iterations`) and once at the end of the
@@ -174,7 +207,9 @@ struct gd_options {
   }
 };
 
-/// How one output (one row of W) trained.
+/// How one output (one row of W) trained. The status says whether its row of
+/// W is a solution; the rule, which stopping rule said so; the iterations and
+/// the last gradᵀgrad, how far it went.
 struct output_report {
   std::int64_t iterations = 0;  ///< updates applied
   double grad_norm2 = 0;        ///< gradᵀgrad of the last gradient computed
@@ -182,19 +217,23 @@ struct output_report {
   stop_rule rule = stop_rule::none;  ///< which rule gave the status
 };
 
-/// What `fit` returns, on the host.
+/// What `fit` returns, on the host: one report per output and what the fit
+/// chose. A fit has succeeded when `all_converged()`; the other statuses say
+/// per output why not, and W then holds the iterate the output stopped at.
 struct fit_report {
   std::vector<output_report> outputs;                      ///< one per row of W
   double learning_rate = 0;                                ///< the one used
   gd_formulation formulation = gd_formulation::automatic;  ///< the one used
   const char* path = "cpu";  ///< "cpu", "single_launch", "cublas", "mpi", "nccl/single_launch" or "nccl/cublas"
 
+  /// Whether every output converged: the one check most callers need.
   [[nodiscard]] bool all_converged() const {
     for (const auto& o : outputs) {
       if (o.status != fit_status::converged) { return false; }
     }
     return true;
   }
+  /// The iterations of the output that took the most.
   [[nodiscard]] std::int64_t most_iterations() const {
     std::int64_t m = 0;
     for (const auto& o : outputs) { m = o.iterations > m ? o.iterations : m; }

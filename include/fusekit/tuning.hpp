@@ -10,7 +10,7 @@
 ///     fusekit::fit(fusekit::cuda{stream}.with(t), X, Y, W);
 ///
 /// What is NOT here, on purpose: the constants that define the deterministic
-/// tree's bits (8192-value tiles of 256 lanes × 32, detail/reduce_tree.hpp) are
+/// tree's bits (8192-value tiles of 256 lanes × 32, detail/reduce/tree.hpp) are
 /// fixed, because changing them changes every deterministic sum; and the
 /// `block_atomic` kernel's 1024 threads are part of its type (cub::BlockReduce
 /// and __launch_bounds__ take them at compile time).
@@ -52,7 +52,7 @@ struct train_tuning {
 };
 
 /// The pipeline that moves host-resident data through the GPU (every algorithm
-/// given host memory with `fusekit::cuda`; cuda/pipeline.cuh).
+/// given host memory with `fusekit::cuda`; detail/host_data/cuda_driver.cuh).
 struct pipeline_tuning {
   /// Bytes of the widest view per chunk. A copy of 4 MiB takes ~80 µs at the
   /// ~50 GB/s of PCIe 5.0 x16, so the ~5 µs that an op costs to issue and
@@ -69,6 +69,28 @@ struct pipeline_tuning {
   /// 1 MiB each. 0: half the processors, at most 4 (one core moves pageable
   /// memory at about a third of the bus's rate).
   int host_copy_threads = 0;
+  /// Chunks of elementwise work (and of every sum but the tree's, whose chunks
+  /// are whole tiles) start on multiples of this many elements, so that each
+  /// chunk keeps the vector alignment of a whole view. Fixed: the vector width
+  /// of the kernels is.
+  static constexpr std::int64_t vector_align = 64;
+};
+
+/// The reduction kernels' launch shapes. They are template arguments of the
+/// kernels (`__launch_bounds__`, `cub::BlockReduce`'s block size), so they are
+/// fixed when the kernels compile, as in CUB's agent policies, and not a field
+/// of a call's tuning. The deterministic tree's shape (256 lanes of 32 values,
+/// detail/reduce/tree.hpp) is not a tuning at all: it defines the tree's bits,
+/// and it never changes.
+struct reduce_launch {
+  /// Threads of a `block_atomic` block: large blocks keep the atomics few, and
+  /// their rounding, in an order that changes from run to run, dominates the
+  /// error of a float sum.
+  static constexpr int block_atomic_threads = 1024;
+  /// Blocks of the tree kernel that fit on a multiprocessor at once, at least:
+  /// a cap of 65536 / (256 · 4) = 64 registers per thread (checked for every
+  /// instantiation by tests/codegen/check_tree_ptx.cmake).
+  static constexpr int tree_min_blocks_per_sm = 4;
 };
 
 /// Every algorithm's tuning.

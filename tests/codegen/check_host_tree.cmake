@@ -2,7 +2,7 @@
 # cmake -DNM=... -DOBJDUMP=... -DOBJECTS="a.o;b.o" -P check_host_tree.cmake
 # In each object (tests/codegen/host_tree.cpp under one set of flags), every
 # AVX2 clone of the deterministic tree's host vector code
-# (detail/host_columns.hpp: host_column_reduce_avx2, host_combine_pairs_avx2)
+# (detail/team/host_columns.hpp: host_column_reduce_avx2, host_combine_pairs_avx2)
 # must add in packed 32-byte registers (vadd*/vpadd* on %ymm) and never fuse a
 # multiply into an add (no vfmadd/vfmsub/vfnmadd).
 foreach(object IN LISTS OBJECTS)

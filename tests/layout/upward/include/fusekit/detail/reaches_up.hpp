@@ -3,4 +3,4 @@
 #pragma once
 #include <fusekit/reduce.hpp>
 #include <fusekit/config.hpp>
-#include <fusekit/detail/numeric.hpp>
+#include <fusekit/detail/core/numeric.hpp>

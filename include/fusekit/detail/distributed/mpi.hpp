@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// fusekit::mpi's backend (contract in mpi.hpp): the deterministic tree over
+/// the ranks' shards, the other algorithms folded in rank order, and the
+/// trainer with its sums over the ranks; every call checks its arguments and
+/// its call key collectively first (detail/distributed/mpi_collectives.hpp).
+
+#include <fusekit/detail/distributed/cpu.hpp>
+#include <fusekit/detail/distributed/mpi_collectives.hpp>
+#include <fusekit/detail/elementwise/cpu.hpp>
+#include <fusekit/detail/reduce/cpu.hpp>
+#include <fusekit/detail/train/cpu.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+
+/// init ⊕ the values `src` reads on every rank's shard, in the deterministic
+/// tree's order (detail/distributed/tree.hpp); the same bits on every rank.
+template <class Acc, class Src, class Op>
+Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, const Op& op,
+                    Acc init) {
+  std::vector<shard> const layout = gather_layout(function, policy, size);
+  check_layout(function, layout);  // every rank checks the same layout: the same exception everywhere
+  int const rank = mpi_rank(policy.comm), ranks = mpi_size(policy.comm);
+  std::vector<tree_exchange> plans;
+  for (int r = 0; r < ranks; ++r) { plans.push_back(plan_tree_exchange(layout, r)); }
+  tree_exchange const& x = plans[static_cast<std::size_t>(rank)];
+  if (x.n == 0) { return init; }
+
+  // Heads to their tiles' owners, placed in the tail by the senders' offsets.
+  std::vector<Acc> head(static_cast<std::size_t>(x.head));
+  for (std::int64_t i = 0; i < x.head; ++i) { head[static_cast<std::size_t>(i)] = src(i); }
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0), send_displs(send_counts.size(), 0);
+  std::vector<int> recv_counts(send_counts.size(), 0), recv_displs(send_counts.size(), 0);
+  if (x.head > 0) { send_counts[static_cast<std::size_t>(x.head_owner)] = static_cast<int>(x.head); }
+  int at = 0;
+  for (int r : x.recv_order) {
+    recv_counts[static_cast<std::size_t>(r)] = static_cast<int>(x.recv_counts[static_cast<std::size_t>(r)]);
+    recv_displs[static_cast<std::size_t>(r)] = at;
+    at += recv_counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<Acc> tail(static_cast<std::size_t>(x.tail));
+  FUSEKIT_MPI_TRY(MPI_Alltoallv(head.data(), send_counts.data(), send_displs.data(), mpi_type<Acc>(), tail.data(),
+                                recv_counts.data(), recv_displs.data(), mpi_type<Acc>(), policy.comm));
+
+  // This rank's tiles, then every rank's tile results in place, then the upper levels.
+  std::vector<Acc> const mine =
+      owned_tile_results<Acc>(policy.local, src, layout[static_cast<std::size_t>(rank)], tail.data(), x, op);
+  std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(x.n)));
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    counts[r] = static_cast<int>(plans[r].end_tile - plans[r].first_tile);
+    displs[r] = static_cast<int>(plans[r].first_tile);
+  }
+  FUSEKIT_MPI_TRY(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), mpi_type<Acc>(), level.data(),
+                                 counts.data(), displs.data(), mpi_type<Acc>(), policy.comm));
+  return op(init, cpu_tree_upper(policy.local, std::move(level), op));
+}
+
+/// init ⊕ every rank's values with `algorithm` (checked by the caller).
+template <class Acc, class Src, class Op>
+Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, reduce_algorithm algorithm,
+               const Op& op, Acc init) {
+  if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
+  // Each rank reduces its shard, then every rank folds the ranks' results in
+  // rank order with op itself (not MPI_SUM/MIN/MAX, whose NaN and rounding
+  // rules are the MPI library's): the same bits on every rank, for any op.
+  struct part {
+    Acc value;
+    std::int64_t size;
+  };
+  part mine{init, size};
+  if (size > 0) {
+    if constexpr (atomic_op<Op, Acc>::exists) {  // every algorithm, from the op's identity
+      mine.value = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
+    } else {  // cub: the only algorithm an op without an atomic takes here (checked)
+      mine.value = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
+    }
+  }
+  std::vector<part> parts(static_cast<std::size_t>(mpi_size(policy.comm)));
+  FUSEKIT_MPI_TRY(MPI_Allgather(&mine, static_cast<int>(sizeof(part)), MPI_BYTE, parts.data(),
+                                static_cast<int>(sizeof(part)), MPI_BYTE, policy.comm));
+  Acc all = init;
+  for (const part& p : parts) {
+    if (p.size > 0) { all = op(all, p.value); }
+  }
+  return all;
+}
+
+template <class Checks>
+void run(check_tag, const mpi& policy, const Checks& checks) {
+  collective_check(policy.comm, call_key("argument checks"), checks);
+}
+
+template <class Out, class Op, class... Ins>
+void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  run(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  const char* const f = "fusekit::reduce_sum";
+  call_key key(f);
+  key.add("element type", type_code<std::remove_cv_t<T>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
+    check_reduce(f, in, out);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  *out = mpi_reduce(f, policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()),
+                    algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce_sum";
+  std::int64_t n = 0;
+  call_key key(f);
+  key.add("input types", type_code<std::tuple<std::remove_cv_t<Ins>...>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("op", type_code<Op>())
+      .add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
+    n = check_transform_reduce(f, out, ins...);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  *out = mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
+}
+
+template <class T, class Acc, class Op>
+void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+         reduce_algorithm algorithm) {
+  call_key key("fusekit::reduce");
+  key.add("element type", type_code<std::remove_cv_t<T>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("op", type_code<Op>())
+      .add("init", init)
+      .add("algorithm", algorithm);
+  collective_check(policy.comm, key, [&] {
+    check_reduce_views("fusekit::reduce", in, out);
+    check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
+  });
+  *out = mpi_reduce("fusekit::reduce", policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                    static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
+}
+
+template <class R, class Enqueue>
+R run(scalar_result_tag, const mpi&, accumulate_in<R>, const Enqueue& enqueue) {
+  R value{};
+  enqueue(&value);
+  return value;
+}
+
+template <class T>
+fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  const char* const f = "fusekit::fit";
+  MPI_Comm const comm = policy.comm;
+  expect_communicator(comm);
+  int const ranks = mpi_size(comm);
+  call_key key(f);
+  key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
+  add_options(key, o);
+  cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
+  collective_check(comm, key, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true); });
+  // L and N agree, and some rank has rows.
+  std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
+  std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
+  FUSEKIT_MPI_TRY(MPI_Allgather(mine, 3, MPI_INT64_T, shapes.data(), 3, MPI_INT64_T, comm));
+  std::int64_t const K = rows_in_all(std::string(f) + " (mpi)", shapes);
+  // Gram: A and B summed over the ranks once, then no communication in the
+  // iterations, so outputs may run in parallel. Direct: every gradient (and
+  // the power iteration's every product, CGLS's qᵀq and r) is summed over the
+  // ranks, outputs one after another.
+  // Every rank calls the progress callback at the same iterations; one that
+  // throws on some ranks throws on all (its own exception where it threw, a
+  // runtime_error naming the rank elsewhere), with W the iterate at that point.
+  gd_options collective = o;
+  if (o.progress) {
+    collective.progress = [&o, comm, ranks](const fit_progress& now) {
+      std::exception_ptr thrown;
+      try {
+        o.progress(now);
+      } catch (...) { thrown = std::current_exception(); }
+      int const mine = thrown ? mpi_rank(comm) : ranks;
+      int first = ranks;
+      FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+      if (thrown) { std::rethrow_exception(thrown); }
+      if (first < ranks) {
+        throw std::runtime_error("fusekit::fit (mpi): the progress callback threw on rank " + std::to_string(first) +
+                                 " at iteration " + std::to_string(now.iteration) + "; every rank stops there");
+      }
+    };
+  }
+  fit_report report = cpu_fit_checked(
+      local, X, Y, W, collective, K,
+      [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); }, false);
+  report.path = "mpi";
+  return report;
+}
+
+template <class T>
+void run(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  run(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
+}
+
+}  // namespace detail
+}  // namespace fusekit

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// fusekit::nccl's backend (contract in nccl.cuh): NCCL's names for the
+/// element types, the error check of every NCCL call, collective argument
+/// checks, the deterministic tree over the GPUs' shards, the other sums by
+/// ncclAllReduce, and the Gram fit with A and B summed over the ranks once.
+
+#include <fusekit/detail/distributed/tree.hpp>
+#include <fusekit/detail/elementwise/cuda.cuh>
+#include <fusekit/detail/reduce/cuda.cuh>
+#include <fusekit/detail/train/cuda.cuh>
+#include <fusekit/nccl_types.hpp>
+
+#include <nccl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+
+template <>
+struct is_execution_policy<nccl> : std::true_type {};
+template <class Tag>
+struct backend_available<Tag, nccl> : std::true_type {};
+
+#define FUSEKIT_NCCL_TRY(call)                                                                               \
+  do {                                                                                                       \
+    ncclResult_t const fusekit_nccl_status_ = (call);                                                        \
+    if (fusekit_nccl_status_ != ncclSuccess) {                                                               \
+      throw ::fusekit::cuda_error("NCCL", static_cast<int>(fusekit_nccl_status_),                            \
+                                  ncclGetErrorString(fusekit_nccl_status_), "ncclResult_t", #call, __FILE__, \
+                                  __LINE__);                                                                 \
+    }                                                                                                        \
+  } while (0)
+
+template <class T>
+ncclDataType_t nccl_type() {
+  if constexpr (std::is_same_v<T, float>) {
+    return ncclFloat32;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return ncclFloat64;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return ncclInt64;
+  } else {
+    static_assert(std::is_same_v<T, std::uint64_t>, "fusekit::nccl: float, double, int64_t or uint64_t");
+    return ncclUint64;
+  }
+}
+
+inline int nccl_rank(const nccl& p) {
+  int r = 0;
+  FUSEKIT_NCCL_TRY(ncclCommUserRank(p.comm, &r));
+  return r;
+}
+
+inline int nccl_size(const nccl& p) {
+  int s = 0;
+  FUSEKIT_NCCL_TRY(ncclCommCount(p.comm, &s));
+  return s;
+}
+
+/// `count` values of T from every rank, gathered on every rank (host vectors in, out).
+template <class T>
+std::vector<T> nccl_allgather_host(const nccl& p, const std::vector<T>& mine) {
+  int const ranks = nccl_size(p);
+  stream_buffer<T> const d(p.local, static_cast<std::int64_t>(mine.size()) * (ranks + 1));
+  T* const send = d.get() + mine.size() * static_cast<std::size_t>(ranks);
+  cudaStream_t const s = p.local.stream;
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(send, mine.data(), mine.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  FUSEKIT_NCCL_TRY(ncclAllGather(send, d.get(), mine.size(), nccl_type<T>(), p.comm, s));
+  std::vector<T> all(mine.size() * static_cast<std::size_t>(ranks));
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(all.data(), d.get(), all.size() * sizeof(T), cudaMemcpyDeviceToHost, s));
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(s));
+  return all;
+}
+
+/// This rank's checks; if any rank's failed, every rank throws the lowest
+/// failing rank's message (one small all-gather when all pass).
+template <class Checks>
+void nccl_collective_check(const nccl& p, const Checks& checks) {
+  constexpr std::size_t message_bytes = 480;
+  std::vector<std::int64_t> mine(1 + message_bytes / 8, 0);
+  try {
+    checks();
+  } catch (const invalid_argument& e) {
+    std::string const text = e.what();
+    mine[0] = 1;
+    std::memcpy(mine.data() + 1, text.data(), text.size() < message_bytes - 1 ? text.size() : message_bytes - 1);
+  }
+  std::vector<std::int64_t> const all = nccl_allgather_host(p, mine);
+  for (std::size_t r = 0; r * mine.size() < all.size(); ++r) {
+    if (all[r * mine.size()] != 0) {
+      const char* text = reinterpret_cast<const char*>(all.data() + r * mine.size() + 1);
+      throw invalid_argument(std::string(text, strnlen(text, message_bytes)) + " (rank " + std::to_string(r) + ")");
+    }
+  }
+}
+
+template <class Acc, class Src>
+__global__ void evaluate_kernel(Src src, std::int64_t n, Acc* out) {
+  for (std::int64_t i = global_thread_id(); i < n; i += grid_stride()) { out[i] = src(i); }
+}
+
+/// *out (device) = init ⊕ every rank's values in the deterministic tree's order.
+template <class Acc, class Src, class Op>
+void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::int64_t size, const Op& op, Acc init,
+                      Acc* out) {
+  cudaStream_t const s = p.local.stream;
+  int const rank = nccl_rank(p), ranks = nccl_size(p);
+  std::vector<shard> const layout =
+      layout_from(function, nccl_allgather_host(p, std::vector<std::int64_t>{p.offset, size}));
+  check_layout(function, layout);  // the same layout everywhere: the same exception everywhere
+  std::vector<tree_exchange> plans;
+  for (int r = 0; r < ranks; ++r) { plans.push_back(plan_tree_exchange(layout, r)); }
+  tree_exchange const& x = plans[static_cast<std::size_t>(rank)];
+  if (x.n == 0) {
+    launch(store_kernel<Acc>, 1, 1, 0, s, out, init);
+    return;
+  }
+  // Heads to their tiles' owners.
+  stream_buffer<Acc> const head(p.local, x.head), tail(p.local, x.tail);
+  int const block = tuning_of(p.local).elementwise.block_threads;
+  launch(evaluate_kernel<Acc, Src>, resident_grid(evaluate_kernel<Acc, Src>, x.head, block), block, 0, s, src, x.head,
+         head.get());
+  FUSEKIT_NCCL_TRY(ncclGroupStart());
+  if (x.head > 0) {
+    FUSEKIT_NCCL_TRY(ncclSend(head.get(), static_cast<std::size_t>(x.head), nccl_type<Acc>(), x.head_owner, p.comm, s));
+  }
+  std::int64_t at = 0;
+  for (int r : x.recv_order) {
+    std::int64_t const count = x.recv_counts[static_cast<std::size_t>(r)];
+    FUSEKIT_NCCL_TRY(ncclRecv(tail.get() + at, static_cast<std::size_t>(count), nccl_type<Acc>(), r, p.comm, s));
+    at += count;
+  }
+  FUSEKIT_NCCL_TRY(ncclGroupEnd());
+  // This rank's tiles into the first level, at their place; then every owner broadcasts its tiles.
+  stream_buffer<std::byte> const temp(p.local, static_cast<std::int64_t>(tree_temp_bytes<Acc>(x.n)));
+  std::int64_t const tiles = tree_level_size(x.n);
+  std::size_t const second = align_up(static_cast<std::size_t>(tiles) * sizeof(Acc));
+  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()), reinterpret_cast<Acc*>(temp.get() + second)};
+  const shard& me = layout[static_cast<std::size_t>(rank)];
+  Acc* const level = tiles == 1 ? out : buffers[0];
+  if (x.end_tile > x.first_tile) {
+    using stitched = stitched_source<Acc, Src>;
+    shifted_source<stitched> const mine{stitched{src, me.offset, me.size, tail.get()}, x.first_tile * tree_tile};
+    std::int64_t const end = x.end_tile * tree_tile < x.n ? x.end_tile * tree_tile : x.n;
+    std::int64_t const n_mine = end - x.first_tile * tree_tile;
+    auto const kernel = tree_level_kernel<Acc, shifted_source<stitched>, Op>;
+    launch(kernel, tree_grid(kernel, n_mine, 0), tree_lanes, 0, s, mine, op, n_mine, level + x.first_tile, tiles == 1,
+           init);
+  }
+  if (tiles == 1) {  // one tile: its owner has the result; the others get it from there
+    FUSEKIT_NCCL_TRY(ncclBroadcast(out, out, 1, nccl_type<Acc>(), owner_of(layout, 0), p.comm, s));
+    return;
+  }
+  FUSEKIT_NCCL_TRY(ncclGroupStart());
+  for (int r = 0; r < ranks; ++r) {
+    const tree_exchange& y = plans[static_cast<std::size_t>(r)];
+    if (y.end_tile == y.first_tile) { continue; }
+    auto const count = static_cast<std::size_t>(y.end_tile - y.first_tile);
+    Acc* const at = level + y.first_tile;
+    FUSEKIT_NCCL_TRY(ncclBroadcast(at, at, count, nccl_type<Acc>(), r, p.comm, s));
+  }
+  FUSEKIT_NCCL_TRY(ncclGroupEnd());
+  gpu_tree_upper_levels(buffers, tiles, op, out, init, s, 0);
+}
+
+/// *out (device) = the sum of every rank's values with `algorithm`.
+template <class Acc, class Src>
+void nccl_sum(const char* function, const nccl& p, const Src& src, std::int64_t size, reduce_algorithm algorithm,
+              Acc* out) {
+  if (algorithm == reduce_algorithm::deterministic) {
+    nccl_tree_reduce(function, p, src, size, plus{}, Acc(0), out);
+    return;
+  }
+  gpu_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
+  FUSEKIT_NCCL_TRY(ncclAllReduce(out, out, 1, nccl_type<Acc>(), ncclSum, p.comm, p.local.stream));
+}
+
+/// The views of a call on fusekit::nccl are device memory.
+template <class... Ts>
+void expect_device_views(const char* function, const Ts*... pointers) {
+  bool const device = ((pointers == nullptr || memory_space_of(pointers) == memory_space::device) && ...);
+  FUSEKIT_EXPECTS(device, std::string(function) + " (nccl): every view must be device memory");
+}
+
+template <class Out, class Op, class... Ins>
+void run(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  run(transform_tag{}, p.local, site, out, op, ins...);  // local: this rank's elements
+}
+
+template <class Checks>
+void run(check_tag, const nccl& p, const Checks& checks) {
+  nccl_collective_check(p, checks);
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  const char* const f = "fusekit::reduce_sum";
+  nccl_collective_check(p, [&] {
+    check_reduce(f, in, out);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+    expect_device_views(f, in.data(), out);
+  });
+  nccl_sum(f, p, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), algorithm,
+           out);
+}
+
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce_sum";
+  std::int64_t n = 0;
+  nccl_collective_check(p, [&] {
+    n = check_transform_reduce(f, out, ins...);
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+    expect_device_views(f, out, ins.data()...);
+  });
+  nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out);
+}
+
+template <class R, class Enqueue>
+R run(scalar_result_tag, const nccl& p, accumulate_in<R>, const Enqueue& enqueue) {
+  return device_scalar_result<R>(p.local, enqueue);
+}
+
+template <class T>
+fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  const char* const f = "fusekit::fit";
+  nccl_collective_check(p, [&] {
+    check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true);
+    FUSEKIT_EXPECTS(o.formulation != gd_formulation::direct,
+                    std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
+    expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle());
+  });
+  std::vector<std::int64_t> const shapes = {X.extent(0), X.extent(1), Y.extent(1)};
+  (void)rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));  // L, N agree; K ≥ 1
+  gd_options gram = o;
+  gram.formulation = gd_formulation::gram;
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  auto const sum_over_ranks = [&](T* values, std::int64_t count) {
+    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
+                                   p.local.stream));
+  };
+  fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, fit_path::automatic, nullptr,
+                                      [&](const cublas_context& cublas, T* A, T* B) {
+                                        gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
+                                        sum_over_ranks(A, L * L);
+                                        sum_over_ranks(B, N * L);
+                                      });
+  report.path = std::strcmp(report.path, "single_launch") == 0 ? "nccl/single_launch" : "nccl/cublas";
+  return report;
+}
+
+template <class T>
+void run(predict_tag, const nccl& p, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  run(predict_tag{}, p.local, X, W, Y_hat);  // local: this rank's rows
+}
+
+}  // namespace detail
+}  // namespace fusekit

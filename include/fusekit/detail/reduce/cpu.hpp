@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// CPU backend of the reductions (contract in reduce.hpp). Each algorithm name
+/// runs its algorithm here too, so its error and its run-to-run behaviour are
+/// what the name promises on both backends:
+///
+/// * `naive_atomic`: one host atomic per element (cuda::atomic_ref), from every thread.
+/// * `block_atomic`: a partial per thread in the accumulator type, one atomic each.
+/// * `cub` — `cpu_parallel_sum`: a contiguous range per thread, summed in blocks of
+///   4096 values 8 lanes wide (SIMD) in double for floating accumulators (in
+///   the 64-bit accumulator for integers); the block sums are added in double
+///   and the threads' totals in thread order, and the total is rounded to the
+///   accumulator type once: a float sum is the correctly rounded double sum,
+///   and costs no more than a float one while memory-bound.
+/// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
+///   tile function the GPU runs (detail/reduce/tree.hpp) on a serial_team whose
+///   column pass and pairwise steps run in host vectors (detail/team/host_columns.hpp)
+///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
+///   fusing or regrouping, the rows two batches on prefetched, and 8- and
+///   16-bit integers summed exactly in lanes twice their width. At 2^26 values
+///   on 2 cores that is the read loop's bandwidth for every type (README).
+///   Sources that compute (transform_reduce) run on the baseline ISA.
+/// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
+
+#include <fusekit/detail/core/cpu_parallel.hpp>
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/reduce/checks.hpp>
+#include <fusekit/detail/reduce/source.hpp>
+#include <fusekit/detail/reduce/tree.hpp>
+#include <fusekit/detail/team/team.hpp>
+#include <fusekit/policy.hpp>
+
+#include <cuda/atomic>
+#include <cuda/std/span>
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+
+inline constexpr std::int64_t cpu_sum_block = 4096;
+
+/// The type block sums are carried in: double for floating accumulators, the
+/// accumulator's unsigned twin for integers (two's-complement wrap-around is
+/// defined for unsigned types only; converting back gives the wrapped value).
+template <class Acc>
+using cpu_carry_t =
+    typename std::conditional_t<std::is_floating_point_v<Acc>, std::common_type<double>, std::make_unsigned<Acc>>::type;
+
+/// The carried total as the accumulator: one rounding for floating types (to
+/// ±inf beyond float's range: convert), the wrapped value for integers.
+template <class Acc, class Carry>
+Acc narrow_sum(Carry total) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return convert<Acc>(total);
+  } else {
+    return static_cast<Acc>(total);
+  }
+}
+
+/// Σ src(i) over [begin, end), 8 lanes wide.
+template <class Acc, class Src>
+FUSEKIT_FORCEINLINE cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t begin, std::int64_t end) {
+  using Carry = cpu_carry_t<Acc>;
+  constexpr int width = 8;
+  Carry lane[width] = {};
+  std::int64_t i = begin;
+  for (; i + width <= end; i += width) {
+    FUSEKIT_SIMD_LOOP
+    for (int l = 0; l < width; ++l) { lane[l] += static_cast<Carry>(src(i + l)); }
+  }
+  for (; i < end; ++i) { lane[0] += static_cast<Carry>(src(i)); }
+  Carry s = Carry(0);
+  for (Carry v : lane) { s += v; }
+  return s;
+}
+
+template <class Acc, class Src>
+Acc cpu_parallel_sum(const cpu& policy, const Src& src, std::int64_t n) {
+  using Carry = cpu_carry_t<Acc>;
+  std::vector<Carry> parts(static_cast<std::size_t>(cpu_thread_count(policy)) + 1, Carry(0));
+  std::int64_t const blocks = (n + cpu_sum_block - 1) / cpu_sum_block;
+  cpu_for_ranges(
+      policy, blocks,
+      [&](int part, std::int64_t first, std::int64_t last) {
+        parts[static_cast<std::size_t>(part)] = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+          Carry total = Carry(0);
+          for (std::int64_t b = first; b < last; ++b) {
+            std::int64_t const end = (b + 1) * cpu_sum_block < n ? (b + 1) * cpu_sum_block : n;
+            total += cpu_block_sum<Acc>(src, b * cpu_sum_block, end);
+          }
+          return total;
+        });
+      },
+      n);
+  Carry total = Carry(0);
+  for (Carry p : parts) { total += p; }
+  return narrow_sum<Acc>(total);
+}
+
+/// Per-thread ranges reduced with op, then the ranges' results in order: the
+/// parallel reduction for an op other than plus (n ≥ 1).
+template <class Acc, class Src, class Op>
+Acc cpu_parallel_reduce(const cpu& policy, const Src& src, std::int64_t n, const Op& op) {
+  std::size_t const most = static_cast<std::size_t>(cpu_thread_count(policy)) + 1;
+  std::vector<Acc> parts(most);
+  std::vector<char> filled(most, 0);
+  cpu_for_ranges(policy, n, [&](int part, std::int64_t first, std::int64_t last) {
+    if (first >= last) { return; }
+    Acc a = src(first);
+    for (std::int64_t i = first + 1; i < last; ++i) { a = op(a, src(i)); }
+    parts[static_cast<std::size_t>(part)] = a;
+    filled[static_cast<std::size_t>(part)] = 1;
+  });
+  Acc total = parts[0];  // part 0 always has the first range, and n ≥ 1
+  for (std::size_t p = 1; p < most; ++p) {
+    if (filled[p] != 0) { total = op(total, parts[p]); }
+  }
+  return total;
+}
+
+/// Tiles [first, last) of the tree's level over n values: tile t's result into
+/// partials[t − first]. (A distributed sum computes the tiles it owns this way.)
+template <class Acc, class Src, class Op>
+void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_t n, std::int64_t first,
+                    std::int64_t last, Acc* partials) {
+  cpu_for_ranges(
+      policy, last - first,
+      [&](int, std::int64_t begin, std::int64_t end) {
+        auto const tiles = [&](auto width) FUSEKIT_LAMBDA_INLINE {
+          alignas(64) Acc lane[tree_lanes];  // whole cache lines: no vector of lanes straddles two
+          for (std::int64_t t = first + begin; t < first + end; ++t) {
+            partials[t - first] =
+                tree_tile_reduce<Acc>(basic_serial_team<decltype(width)::value>{}, lane, src, op, t, n);
+          }
+          return 0;
+        };
+        // Arrays of plus, min or max: in host vectors, for AVX2 where the CPU
+        // has it (their additions are barred from fusing and regrouping:
+        // detail/team/host_columns.hpp). Anything else on the baseline ISA: in code
+        // built for FMA the compiler may fuse a product of src into the tree's
+        // add (see detail/core/rounding.hpp).
+        if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
+          (void)isa_dispatch_vectors(tiles);
+        } else {
+          (void)tiles(std::integral_constant<int, 0>{});
+        }
+      },
+      (last - first) * tree_tile);
+}
+
+/// The tree's levels past the first, over the values of its first level.
+template <class Acc, class Op>
+Acc cpu_tree_upper(const cpu& policy, std::vector<Acc> level, const Op& op) {
+  while (level.size() > 1) {
+    std::vector<Acc> next(static_cast<std::size_t>(tree_level_size(static_cast<std::int64_t>(level.size()))));
+    cpu_tree_tiles(policy, array_source<Acc, Acc>{level.data()}, op, static_cast<std::int64_t>(level.size()), 0,
+                   static_cast<std::int64_t>(next.size()), next.data());
+    level.swap(next);
+  }
+  return level[0];
+}
+
+/// The tree's result over n ≥ 1 values.
+template <class Acc, class Src, class Op>
+Acc cpu_tree_reduce(const cpu& policy, const Src& src, const Op& op, std::int64_t n) {
+  std::vector<Acc> level(static_cast<std::size_t>(tree_level_size(n)));
+  cpu_tree_tiles(policy, src, op, n, 0, static_cast<std::int64_t>(level.size()), level.data());
+  return cpu_tree_upper(policy, std::move(level), op);
+}
+
+/// *out = op(*out, v) as one host atomic: cuda::atomic_ref, the host twin of
+/// CUDA's atomicAdd/Min/Max (integers add as unsigned: wrap-around, defined).
+template <class Op, class Acc>
+void host_atomic_combine(Acc* out, Acc v, Op) {
+  constexpr auto relaxed = ::cuda::std::memory_order_relaxed;
+  if constexpr (std::is_same_v<Op, plus> && std::is_integral_v<Acc>) {
+    using U = std::make_unsigned_t<Acc>;
+    ::cuda::atomic_ref<U, ::cuda::thread_scope_system>(*reinterpret_cast<U*>(out))
+        .fetch_add(static_cast<U>(v), relaxed);
+  } else if constexpr (std::is_same_v<Op, plus>) {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_add(v, relaxed);
+  } else if constexpr (std::is_same_v<Op, minimum>) {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_min(v, relaxed);
+  } else {
+    ::cuda::atomic_ref<Acc, ::cuda::thread_scope_system>(*out).fetch_max(v, relaxed);
+  }
+}
+
+/// `naive_atomic` on the CPU: every element is its own atomic on one value,
+/// from every thread, as on the GPU (slow by design: the cache line bounces).
+template <class Acc, class Src, class Op>
+Acc cpu_naive_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
+  Acc result = init;
+  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+    for (std::int64_t i = first; i < last; ++i) { host_atomic_combine(&result, src(i), op); }
+  });
+  return result;
+}
+
+/// `block_atomic` on the CPU: each thread reduces its range in the accumulator
+/// type, 8 SIMD lanes wide (a GPU block's threads), and adds it with one atomic.
+template <class Acc, class Src, class Op>
+Acc cpu_block_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
+  Acc result = init;
+  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+    Acc const part = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+      constexpr int width = 8;
+      Acc lane[width];
+      for (auto& v : lane) { v = atomic_op<Op, Acc>::identity(); }
+      std::int64_t i = first;
+      for (; i + width <= last; i += width) {
+        FUSEKIT_SIMD_LOOP
+        for (int l = 0; l < width; ++l) { lane[l] = op(lane[l], src(i + l)); }
+      }
+      for (; i < last; ++i) { lane[0] = op(lane[0], src(i)); }
+      Acc total = lane[0];
+      for (int l = 1; l < width; ++l) { total = op(total, lane[l]); }
+      return total;
+    });
+    host_atomic_combine(&result, part, op);
+  });
+  return result;
+}
+
+/// init ⊕ the n values of src, by the algorithm the name says (checked by the
+/// caller: the atomic ones only for an op with an atomic): per-element atomics,
+/// per-thread partials with one atomic each, the parallel reduction (`cub`; for
+/// plus the double-carried sum), or the tree.
+template <class Acc, class Src, class Op>
+Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, reduce_algorithm algorithm, const Op& op, Acc init) {
+  if (n == 0) { return init; }
+  if constexpr (atomic_op<Op, Acc>::exists) {
+    if (algorithm == reduce_algorithm::naive_atomic) { return cpu_naive_atomic(policy, src, n, op, init); }
+    if (algorithm == reduce_algorithm::block_atomic) { return cpu_block_atomic(policy, src, n, op, init); }
+  }
+  if (algorithm == reduce_algorithm::deterministic) { return op(init, cpu_tree_reduce<Acc>(policy, src, op, n)); }
+  if constexpr (std::is_same_v<Op, plus>) {
+    return op(init, cpu_parallel_sum<Acc>(policy, src, n));
+  } else {
+    return op(init, cpu_parallel_reduce<Acc>(policy, src, n, op));
+  }
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  check_reduce("fusekit::reduce_sum", in, out);
+  check_reduce_algorithm<plus, Acc>("fusekit::reduce_sum", algorithm);
+  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                         static_cast<std::int64_t>(in.size()), algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<Ins>... ins) {
+  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
+  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
+  *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
+}
+
+template <class T, class Acc, class Op>
+void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+         reduce_algorithm algorithm) {
+  check_reduce_views("fusekit::reduce", in, out);
+  check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
+  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
+                         static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
+}
+
+/// A host value from a call that writes it: on the CPU, a local.
+template <class R, class Enqueue>
+R run(scalar_result_tag, const cpu&, accumulate_in<R>, const Enqueue& enqueue) {
+  R result{};
+  enqueue(&result);
+  return result;
+}
+
+}  // namespace detail
+}  // namespace fusekit

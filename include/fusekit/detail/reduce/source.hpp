@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// What a reduction sums: element i of an array, or op(ins[i]...), converted
+/// to the accumulator type. The same source object runs in every GPU kernel,
+/// in CUB (through a transform iterator) and in the CPU backend.
+
+#include <fusekit/config.hpp>
+#include <fusekit/detail/core/numeric.hpp>
+
+#include <cuda/std/tuple>
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace fusekit {
+namespace detail {
+
+template <class Acc, class T>
+struct array_source {
+  const T* data;
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const { return convert<Acc>(data[i]); }
+};
+
+template <class Src>
+inline constexpr bool is_array_source_v = false;
+template <class Acc, class T>
+inline constexpr bool is_array_source_v<array_source<Acc, T>> = true;
+
+/// A hint that elements [i, i + count) of src are read soon: the cache lines of
+/// an array's elements are prefetched on the host; any other source (and the
+/// device) ignores it.
+template <class Src>
+FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const Src&, std::int64_t, int) {}
+
+template <class Acc, class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const array_source<Acc, T>& src, std::int64_t i, int count) {
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+  const char* const p = reinterpret_cast<const char*>(src.data + i);
+  for (std::size_t b = 0; b < static_cast<std::size_t>(count) * sizeof(T); b += 64) { __builtin_prefetch(p + b); }
+#else
+  (void)src, (void)i, (void)count;
+#endif
+}
+
+/// What the host's vector column pass (detail/team/host_columns.hpp) may know of
+/// the source of a tile that starts at element `base`: prefetch(i, k) hints
+/// that elements base + i, ..., base + i + k − 1 are read soon (also past the
+/// tile's end; none at or past element n). For arrays of 8- or 16-bit integers, `narrow_bits` is their
+/// width and values(i) points at element base + i; else narrow_bits is 0.
+///
+/// Forced inline: GCC deems a function whose only effect is a prefetch to
+/// have none, and drops the calls to it (a lambda here lost every prefetch).
+template <class Src>
+struct tile_access {
+  using value_type = void;
+  static constexpr int narrow_bits = 0;
+  const Src& src;
+  std::int64_t base, n;
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t, int) const {}
+};
+
+template <class Acc, class T>
+struct tile_access<array_source<Acc, T>> {
+  using value_type = T;
+  static constexpr int narrow_bits =
+      std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 2 ? 8 * static_cast<int>(sizeof(T)) : 0;
+  const array_source<Acc, T>& src;
+  std::int64_t base, n;
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t i, int count) const {
+    if (base + i + count <= n) { source_prefetch(src, base + i, count); }
+  }
+  FUSEKIT_HD FUSEKIT_FORCEINLINE const T* values(std::int64_t i) const { return src.data + base + i; }
+};
+
+template <class Acc, class Op, class... Ins>
+struct transform_source {
+  Op op;
+  ::cuda::std::tuple<const Ins*...> ins;
+
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc operator()(std::int64_t i) const {
+    return at(i, std::index_sequence_for<Ins...>{});
+  }
+
+ private:
+  template <std::size_t... I>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE Acc at(std::int64_t i, std::index_sequence<I...>) const {
+    return convert<Acc>(op(::cuda::std::get<I>(ins)[i]...));
+  }
+};
+
+}  // namespace detail
+}  // namespace fusekit

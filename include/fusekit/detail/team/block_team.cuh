@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// `block_team`: a CUDA thread block as the team of detail/team/team.hpp, so the
+/// bodies the CPU tests run (descent step, power iteration, tree tile) run
+/// here unchanged. Member t takes indices t, t + blockDim.x, ...; `sum` reduces
+/// each warp with cub::WarpReduce and then adds the warp sums in warp order,
+/// so a block gives the same bits on every run.
+
+#include <fusekit/config.hpp>
+
+#include <cub/util_arch.cuh>
+#include <cub/warp/warp_reduce.cuh>
+
+#include <cstdint>
+
+namespace fusekit {
+namespace detail {
+
+/// Threads in a warp, from CUB.
+inline constexpr int warp_threads = cub::detail::warp_threads;
+
+/// Most warps a block_team has (1024 threads).
+inline constexpr int block_team_max_warps = 1024 / warp_threads;
+
+/// Shared memory a block_team needs, in doubles: a slot per warp and one for the total.
+inline constexpr int block_team_scratch = block_team_max_warps + 1;
+
+/// A thread block, whole warps only (blockDim.x a multiple of the warp size).
+class block_team {
+ public:
+  /// `scratch`: `block_team_scratch` doubles of shared memory, for this team alone.
+  __device__ explicit block_team(double* scratch) : scratch_(scratch) {}
+
+  template <class F>
+  __device__ FUSEKIT_FORCEINLINE void for_each(std::int64_t n, const F& f) const {
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) { f(i); }
+  }
+
+  template <class R, class F>
+  __device__ R sum(std::int64_t n, const F& f) const {
+    R part = R(0);
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) { part = part + f(i); }
+    return total(part);
+  }
+
+  /// Σ of one value per member, on every member.
+  template <class R>
+  __device__ R total(R part) const {
+    static_assert(sizeof(R) <= sizeof(double), "block_team sums values of at most 8 bytes");
+    using warp_reduce = cub::WarpReduce<R>;
+    __shared__ typename warp_reduce::TempStorage storage[block_team_max_warps];
+    R* const slots = reinterpret_cast<R*>(scratch_);
+    int const warp = static_cast<int>(threadIdx.x) / warp_threads;
+    R const warp_sum = warp_reduce(storage[warp]).Sum(part);
+    if (static_cast<int>(threadIdx.x) % warp_threads == 0) { slots[warp] = warp_sum; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      R t = R(0);
+      for (int w = 0; w < static_cast<int>(blockDim.x) / warp_threads; ++w) { t = t + slots[w]; }
+      slots[block_team_max_warps] = t;
+    }
+    __syncthreads();
+    R const result = slots[block_team_max_warps];
+    __syncthreads();  // the slots serve the next sum
+    return result;
+  }
+
+  /// See detail/team/team.hpp: member l sums its column in a register.
+  template <class R, class Value>
+  __device__ void column_sums(std::int64_t rows, std::int64_t lanes, R* out, const Value& value) const {
+    for (std::int64_t l = threadIdx.x; l < lanes; l += blockDim.x) {
+      R s = R(0);
+      for (std::int64_t r = 0; r < rows; ++r) { s = s + value(r, l); }
+      out[l] = s;
+    }
+  }
+
+  /// See detail/team/team.hpp: member l loads a batch of its rows into registers,
+  /// then combines them in row order. The batch is every row for accumulators
+  /// of 4 bytes, and `wide_batch` rows for 8-byte ones: 32 of those in
+  /// registers took the tree kernel to ~150 registers, one block per SM.
+  template <int Rows, class Acc, class Count, class Value, class Op, class Access>
+  __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op, const Access&) const {
+    constexpr int batch = sizeof(Acc) > 4 && Rows > wide_batch ? wide_batch : Rows;
+    static_assert(Rows % batch == 0, "column_reduce: the rows split into whole batches");
+    for (std::int64_t l = threadIdx.x; l < count(0); l += blockDim.x) {
+      Acc acc{};
+#pragma unroll
+      for (int r0 = 0; r0 < Rows; r0 += batch) {
+        Acc v[batch];
+#pragma unroll
+        for (int r = 0; r < batch; ++r) { v[r] = l < count(r0 + r) ? value(r0 + r, l) : Acc{}; }
+#pragma unroll
+        for (int r = 0; r < batch; ++r) {
+          if (r0 + r == 0) {
+            acc = v[0];
+          } else if (l < count(r0 + r)) {
+            acc = op(acc, v[r]);
+          }
+        }
+      }
+      lane[l] = acc;
+    }
+  }
+
+  /// lane[l] = op(lane[l], lane[l + s]) for l < pairs (pairs ≤ s): member t takes t, t + blockDim, ...
+  template <class Acc, class Op>
+  __device__ FUSEKIT_FORCEINLINE void combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s, const Op& op) const {
+    for_each(pairs, [&](std::int64_t l) { lane[l] = op(lane[l], lane[l + s]); });
+  }
+
+  /// Loads in flight per member in `column_reduce` for 8-byte accumulators.
+  static constexpr int wide_batch = 8;
+
+  __device__ void sync() const { __syncthreads(); }
+  __device__ bool leader() const { return threadIdx.x == 0; }
+
+ private:
+  double* scratch_;
+};
+
+}  // namespace detail
+}  // namespace fusekit

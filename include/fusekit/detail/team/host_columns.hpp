@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The CPU team's column pass and pairwise steps (`basic_serial_team`,
+/// detail/team/team.hpp) in explicit host SIMD vectors, for plus, minimum and
+/// maximum: where the deterministic tree's tiles spend their time.
+///
+/// Lane l combines rows 0, 1, ..., R − 1 in that order, as the GPU's block
+/// does; a vector holds W consecutive lanes, so the order of every lane, and
+/// with it every bit, is the tree's. Rows go in batches of 8: a vector of lanes
+/// is loaded once, takes 8 rows in registers, and is stored once, and the
+/// reads stay row after row (the tile is read in address order). The rows
+/// two batches on are prefetched meanwhile, a slice per vector: without it the
+/// hardware prefetcher let 2 cores reach 0.7-0.8 of the read loop, with it 1.0.
+///
+/// Additions of floating-point values pass through an empty asm on both
+/// operands, as vectors: no compiler looks through it, so none regroups the
+/// chain (`-ffast-math`'s reassociation) or fuses a product of the source into
+/// the add (FMA contraction, under `-mfma` or in the AVX2+FMA clone of
+/// detail/core/cpu_parallel.hpp), and yet the loop stays vector code. (detail/core/rounding.hpp's
+/// scalar barrier does the same for one value, and keeps a loop scalar.)
+///
+/// GCC and Clang on x86-64 and AArch64 (vector extensions); elsewhere, and in
+/// the device pass, `vector_columns` is false and the team keeps its row loop.
+
+#include <fusekit/detail/team/host_vector.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace fusekit {
+namespace detail {
+
+#if FUSEKIT_HOST_VECTORS
+
+/// The column sums of a full tile of an array of integers of 8 or 16 bits T,
+/// exact in unsigned lanes N of twice their width, then widened into the E
+/// lanes (through N's signed twin for signed T: the exact sum). All the tile's
+/// rows per vector of lanes, in registers; the values are read as T vectors
+/// and widened (__builtin_convertvector), not element by element.
+template <int Bytes, int Rows, class N, class E, class Access>
+FUSEKIT_FORCEINLINE void host_narrow_columns(E* lanes, std::int64_t c0, const Access& access) {
+  using T = typename Access::value_type;
+  using VN = typename host_vector<N, Bytes>::type;
+  constexpr int WN = Bytes / static_cast<int>(sizeof(N));
+  using VT = typename host_vector<T, WN* static_cast<int>(sizeof(T))>::type;
+  using S = std::conditional_t<std::is_signed_v<T>, std::make_signed_t<N>, N>;
+  using VS = typename host_vector<S, Bytes>::type;
+  std::int64_t const body = c0 / WN * WN;
+  for (std::int64_t l = 0; l < body; l += WN) {
+    access.prefetch(Rows * c0 + Rows * l, Rows * WN);  // the next tile, a slice per vector
+    VN acc{};
+    unrolled(
+        std::make_integer_sequence<int, Rows>{}, [&](int r) __attribute__((always_inline)) {
+          VT t;
+          std::memcpy(&t, access.values(r * c0 + l), sizeof t);
+          VS const wide = __builtin_convertvector(t, VS);
+          VN v;
+          std::memcpy(&v, &wide, sizeof v);
+          acc += v;
+        });
+    N sums[WN];
+    std::memcpy(sums, &acc, sizeof sums);
+    for (int k = 0; k < WN; ++k) { lanes[l + k] = static_cast<E>(static_cast<S>(sums[k])); }
+  }
+  for (std::int64_t l = body; l < c0; ++l) {
+    N a = 0;
+    for (int r = 0; r < Rows; ++r) { a = static_cast<N>(a + static_cast<N>(access.values(r * c0 + l)[0])); }
+    lanes[l] = static_cast<E>(static_cast<S>(a));
+  }
+}
+
+/// lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(Rows − 1, l), row r for
+/// l < count(r) only (count non-increasing), in vectors of `Bytes` bytes.
+/// `access` is the tile's tile_access (detail/reduce/source.hpp): it prefetches
+/// the rows to come, and reads arrays of narrow integers.
+///
+/// A full tile of integers of 8 or 16 bits sums its columns in lanes twice as
+/// wide (narrow_lane_t): every lane's sum is exact there, so it is the same
+/// integer the Acc lanes would hold, in half the vector work or less.
+template <int Bytes, int Rows, class Op, class Acc, class Count, class Value, class Access>
+FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
+  using E = lane_element_t<Op, Acc>;
+  using V = typename host_vector<E, Bytes>::type;
+  constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
+  constexpr int batch = Rows % 8 == 0 ? 8 : 1;
+  auto const load = [&](V & v, int r, std::int64_t l) __attribute__((always_inline)) {
+    Acc t[W];
+    for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
+    std::memcpy(&v, t, sizeof v);
+  };
+  E* const lanes = reinterpret_cast<E*>(lane);
+  std::int64_t const c0 = count(0);
+  if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
+    using N = narrow_lane_t<Access::narrow_bits, Rows, Op, Acc>;
+    if constexpr (!std::is_void_v<N>) {
+      host_narrow_columns<Bytes, Rows, N>(lanes, c0, access);
+      return;
+    } else {
+      std::int64_t const body = c0 / W * W;
+      for (int r0 = 0; r0 < Rows; r0 += batch) {
+        for (std::int64_t l = 0; l < body; l += W) {
+          // Rows two batches on (past the last, the next tile's first), a
+          // slice per vector: in cache before they are read, while these add.
+          access.prefetch((r0 + 2 * batch) * c0 + batch * l, batch * W);
+          V acc, v;
+          if (r0 == 0) {
+            load(acc, 0, l);
+          } else {
+            get_lanes<Bytes>(acc, lanes + l);
+            load(v, r0, l);
+            vector_combine<Op, E>(acc, v);
+          }
+          unrolled(
+              std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
+                load(v, r0 + 1 + q, l);
+                vector_combine<Op, E>(acc, v);
+              });
+          put_lanes<Bytes>(lanes + l, acc);
+        }
+      }
+      for (std::int64_t l = body; l < c0; ++l) {
+        Acc a = value(0, l);
+        for (int r = 1; r < Rows; ++r) { a = scalar_combine<Op>(a, value(r, l)); }
+        lane[l] = a;
+      }
+      return;
+    }
+  }
+  // Rows of different lengths (the last tile of a level): row by row.
+  for (std::int64_t l = 0; l < c0; ++l) { lane[l] = value(0, l); }
+  for (int r = 1; r < Rows; ++r) {
+    std::int64_t const c = count(r);
+    std::int64_t const body = c / W * W;
+    for (std::int64_t l = 0; l < body; l += W) {
+      V acc, v;
+      get_lanes<Bytes>(acc, lanes + l);
+      load(v, r, l);
+      vector_combine<Op, E>(acc, v);
+      put_lanes<Bytes>(lanes + l, acc);
+    }
+    for (std::int64_t l = body; l < c; ++l) { lane[l] = scalar_combine<Op>(lane[l], value(r, l)); }
+  }
+}
+
+/// lane[l] = op(lane[l], lane[l + s]) for l < pairs (pairs ≤ s), in vectors of
+/// `Bytes` bytes where W whole lanes remain: a step of the tree's pairwise
+/// phase, each lane combined as the scalar step would.
+template <int Bytes, class Op, class Acc>
+FUSEKIT_FORCEINLINE void host_combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s) {
+  using E = lane_element_t<Op, Acc>;
+  using V = typename host_vector<E, Bytes>::type;
+  constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
+  E* const lanes = reinterpret_cast<E*>(lane);
+  std::int64_t const body = pairs / W * W;  // l + W ≤ pairs ≤ s: no vector reads what another writes
+  for (std::int64_t l = 0; l < body; l += W) {
+    V a, b;
+    get_lanes<Bytes>(a, lanes + l);
+    get_lanes<Bytes>(b, lanes + l + s);
+    vector_combine<Op, E>(a, b);
+    put_lanes<Bytes>(lanes + l, a);
+  }
+  for (std::int64_t l = body; l < pairs; ++l) { lane[l] = scalar_combine<Op>(lane[l], lane[l + s]); }
+}
+
+/// host_column_reduce in 32-byte vectors, compiled for AVX2 whatever the
+/// caller's target (the dispatch calls it only where the CPU has AVX2): the
+/// barrier's vector register then exists, also where the caller was not
+/// inlined into an AVX2 function. Not inlined (one call per tile), so that
+/// its code can be inspected (tests/codegen/check_host_tree.cmake).
+#if defined(__x86_64__)
+template <int Rows, class Op, class Acc, class Count, class Value, class Access>
+__attribute__((target("avx2,fma"), noinline)) inline void host_column_reduce_avx2(Acc* lane, const Count& count,
+                                                                                  const Value& value,
+                                                                                  const Access& access) {
+  host_column_reduce<32, Rows, Op>(lane, count, value, access);
+}
+
+/// host_combine_pairs in 32-byte vectors, compiled for AVX2 (as above).
+template <class Op, class Acc>
+__attribute__((target("avx2,fma"), noinline)) inline void host_combine_pairs_avx2(Acc* lane, std::int64_t pairs,
+                                                                                  std::int64_t s) {
+  host_combine_pairs<32, Op>(lane, pairs, s);
+}
+#endif
+
+#endif  // FUSEKIT_HOST_VECTORS
+
+}  // namespace detail
+}  // namespace fusekit

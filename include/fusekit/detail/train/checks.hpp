@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// Argument validation of `fit` and `predict`, shared by every backend: each
+/// check names the argument and the constraint, and runs before anything is
+/// launched or written.
+
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/error.hpp>
+#include <fusekit/reduce_types.hpp>
+#include <fusekit/train_types.hpp>
+
+#include <cuda/std/span>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+namespace fusekit {
+namespace detail {
+
+/// Non-finite elements, counted by a one-pass reduction (on the bits: -ffast-math safe).
+struct count_non_finite {
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE std::int64_t operator()(T x) const {
+    return is_finite(x) ? 0 : 1;
+  }
+};
+
+/// m's elements, checked: extents whose product wraps int64 are rejected
+/// (checked_elements), before a null view of "0" elements could pass.
+template <class M>
+std::int64_t matrix_elements(const std::string& function, const char* name, const M& m) {
+  return checked_elements(function, name, m.extent(0), m.extent(1), sizeof(typename M::element_type));
+}
+
+template <class M>
+named_range describe_matrix(const std::string& function, const char* name, const M& m) {
+  return {name, reinterpret_cast<std::uintptr_t>(m.data_handle()),
+          static_cast<std::size_t>(matrix_elements(function, name, m)), sizeof(typename M::element_type)};
+}
+
+/// Three matrices non-null and aligned, the written one sharing no byte with the two read.
+inline void expect_written_apart(const char* f, const named_range& written, const named_range& a,
+                                 const named_range& b) {
+  for (const auto& r : {a, b, written}) {
+    expect_not_null(f, r);
+    expect_aligned(f, r);
+  }
+  expect_disjoint(f, written, a);
+  expect_disjoint(f, written, b);
+}
+
+/// Counts the non-finite values of a view with the policy's own deterministic
+/// sum: its backend's one-pass transform_reduce, called directly (a fit's
+/// views are checked already), whose backend the caller has included.
+template <class Policy>
+struct non_finite_counter {
+  const Policy& policy;
+  template <class T>
+  std::int64_t operator()(::cuda::std::span<const T> values) const {
+    return run(scalar_result_tag{}, policy, accumulate_in<std::int64_t>{}, [&](std::int64_t* out) {
+      run(transform_reduce_sum_tag{}, policy, out, reduce_algorithm::deterministic, count_non_finite{}, values);
+    });
+  }
+};
+
+/// Every value of m finite; `count` counts the non-finite ones (non_finite_counter, or a backend's own).
+template <class M, class Count>
+void expect_finite(const char* function, const char* name, const M& m, const Count& count) {
+  using T = std::remove_cv_t<typename M::element_type>;
+  std::int64_t const bad =
+      count(::cuda::std::span<const T>(m.data_handle(), static_cast<std::size_t>(matrix_elements(function, name, m))));
+  FUSEKIT_EXPECTS(bad == 0, std::string(function) + ": " + name + " has " + std::to_string(bad) +
+                                " non-finite values; every value must be finite");
+}
+
+template <class T>
+constexpr void check_train_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "fusekit::fit and fusekit::predict train in float or double");
+}
+
+template <class T>
+constexpr const char* type_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
+
+/// A double for a message: "nan", "inf" and exponents spelled out (-ffast-math safe).
+inline std::string describe_value(double v) {
+  if (is_nan(v)) { return "NaN"; }
+  if (!is_finite(v)) { return v > 0 ? "+inf" : "-inf"; }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+/// Whether v is positive and finite, also once rounded to T (1e39 is inf and
+/// 1e-50 is 0 in float). Decided on the bits, so NaN is caught under -ffast-math.
+template <class T>
+bool positive_finite_in(double v) {
+  return is_finite(v) && v > 0 && is_finite(static_cast<T>(v)) && static_cast<T>(v) > T(0);
+}
+
+/// The automatic learning rate 1/λ from the power iteration's λ, or a clear
+/// error when X cannot give one: λ = 0 (X is zero, or so small that XᵀX
+/// underflows), λ not finite (XᵀX overflows T), or 1/λ not finite in T.
+template <class T>
+double automatic_learning_rate(double lambda) {
+  double const rate = 1.0 / lambda;
+  FUSEKIT_EXPECTS(is_finite(lambda) && lambda > 0 && positive_finite_in<T>(rate),
+                  std::string("fusekit::fit: X gives λmax(XᵀX) = ") + describe_value(lambda) +
+                      ", so the automatic learning rate 1/λmax is not a positive finite " + type_name<T>() +
+                      " (X is zero, or too small or too large for its squares in " + type_name<T>() +
+                      "); scale X, or pass a learning_rate");
+  return rate;
+}
+
+inline void check_options(const char* f, const gd_options& o, bool (*representable)(double), const char* type) {
+  if (o.learning_rate) {
+    FUSEKIT_EXPECTS(representable(*o.learning_rate),
+                    std::string(f) + ": learning_rate is " + describe_value(*o.learning_rate) +
+                        "; it must be positive and finite in " + type + " (or unset for the automatic rate)");
+  }
+  bool const relative = is_finite(o.relative_tolerance) && o.relative_tolerance > 0;
+  FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && o.tolerance == 0.0 && !is_nan(o.tolerance)),
+                  std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
+                      "; it must be positive and finite in " + type +
+                      (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
+  FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations is " + std::to_string(o.max_iterations) +
+                                             "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.stall_window >= 1,
+                  std::string(f) + ": stall_window is " + std::to_string(o.stall_window) + "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.progress_every >= 1, std::string(f) + ": progress_every is " + std::to_string(o.progress_every) +
+                                             "; it must be at least 1");
+  FUSEKIT_EXPECTS(
+      o.method == gd_method::plain || o.method == gd_method::nesterov || o.method == gd_method::conjugate_gradient,
+      std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
+          ", not a gd_method (plain, nesterov or conjugate_gradient)");
+  FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi,
+                  std::string(f) + ": preconditioner is " + std::to_string(static_cast<int>(o.preconditioner)) +
+                      ", not a gd_preconditioner (none or jacobi)");
+  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1,
+                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
+                      "; it must be 0 (off) or in (0, 1)");
+  FUSEKIT_EXPECTS(o.formulation == gd_formulation::automatic || o.formulation == gd_formulation::direct ||
+                      o.formulation == gd_formulation::gram,
+                  std::string(f) + ": formulation is " + std::to_string(static_cast<int>(o.formulation)) +
+                      ", not a gd_formulation (automatic, direct or gram)");
+  FUSEKIT_EXPECTS(o.init == gd_init::zeros || o.init == gd_init::warm_start || o.init == gd_init::uniform,
+                  std::string(f) + ": init is " + std::to_string(static_cast<int>(o.init)) +
+                      ", not a gd_init (zeros, warm_start or uniform)");
+}
+
+/// Checks every argument of `fit`; `count` counts a matrix's non-finite values.
+template <class T, class Count>
+void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count,
+               bool rows_may_be_empty = false) {
+  check_train_type<T>();
+  const char* const f = "fusekit::fit";
+  FUSEKIT_EXPECTS((X.extent(0) > 0 || rows_may_be_empty) && X.extent(1) > 0,
+                  std::string(f) + ": X is " + std::to_string(X.extent(0)) + " x " + std::to_string(X.extent(1)) +
+                      "; it needs at least one row (K) and one column (L)");
+  FUSEKIT_EXPECTS(Y.extent(1) > 0, std::string(f) + ": Y has no columns; it needs at least one output (N)");
+  FUSEKIT_EXPECTS(Y.extent(0) == X.extent(0), std::string(f) + ": Y has " + std::to_string(Y.extent(0)) +
+                                                  " rows but X has " + std::to_string(X.extent(0)) +
+                                                  "; both need one row per input vector (K)");
+  FUSEKIT_EXPECTS(W.extent(0) == Y.extent(1) && W.extent(1) == X.extent(1),
+                  std::string(f) + ": W is " + std::to_string(W.extent(0)) + " x " + std::to_string(W.extent(1)) +
+                      " but must be N x L = " + std::to_string(Y.extent(1)) + " x " + std::to_string(X.extent(1)));
+  check_options(f, o, &positive_finite_in<T>, type_name<T>());
+  expect_written_apart(f, describe_matrix(f, "W", W), describe_matrix(f, "X", X), describe_matrix(f, "Y", Y));
+  expect_finite(f, "X", X, count);
+  expect_finite(f, "Y", Y, count);
+  if (o.init == gd_init::warm_start) {
+    expect_finite(f, "W (the warm start)", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), count);
+  }
+}
+
+template <class T>
+void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  check_train_type<T>();
+  const char* const f = "fusekit::predict";
+  FUSEKIT_EXPECTS(W.extent(1) == X.extent(1), std::string(f) + ": W has " + std::to_string(W.extent(1)) +
+                                                  " columns but X has " + std::to_string(X.extent(1)) +
+                                                  "; both need one per input component (L)");
+  FUSEKIT_EXPECTS(Y_hat.extent(0) == X.extent(0) && Y_hat.extent(1) == W.extent(0),
+                  std::string(f) + ": Y_hat is " + std::to_string(Y_hat.extent(0)) + " x " +
+                      std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) + " x " +
+                      std::to_string(W.extent(0)));
+  expect_written_apart(f, describe_matrix(f, "Y_hat", Y_hat), describe_matrix(f, "X", X), describe_matrix(f, "W", W));
+}
+
+/// `automatic`: gram when there are more rows than unknowns (K > L).
+inline gd_formulation resolve_formulation(gd_formulation requested, std::int64_t K, std::int64_t L) {
+  if (requested != gd_formulation::automatic) { return requested; }
+  return K > L ? gd_formulation::gram : gd_formulation::direct;
+}
+
+/// Y_hat[k, n] = Σ_l X[k, l]·W[n, l], l in order: one element of `predict`, on every backend.
+template <class T>
+FUSEKIT_HD FUSEKIT_FORCEINLINE T predict_at(const T* X, const T* W, std::int64_t L, std::int64_t k, std::int64_t n) {
+  T s = T(0);
+  for (std::int64_t l = 0; l < L; ++l) { s = s + X[k * L + l] * W[n * L + l]; }
+  return s;
+}
+
+}  // namespace detail
+}  // namespace fusekit

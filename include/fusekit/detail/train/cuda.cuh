@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// GPU backend of the trainer (contract in train.hpp). Link `fusekit::train`
+/// (fusekit plus cuBLAS) to use it.
+///
+/// Both paths build A = XᵀX (and, for the Gram formulation, B = YᵀX) once with
+/// cuBLAS, and find the automatic learning rate once: the power iteration of
+/// detail/train/power_iteration.hpp in one block (λ is checked on the host before
+/// anything writes W). Then every iteration is the descent step of
+/// detail/train/descent.hpp on a `block_team`, the code the CPU tests run:
+///
+/// * single launch: when A and one output's state fit in shared memory (about
+///   L ≤ 160 in double, L ≤ 230 in float on an H100/H200), ONE kernel runs every
+///   iteration of every output: block n copies A and b_n into its shared memory
+///   and iterates output n to the end.
+/// * cuBLAS: otherwise, per iteration one GEMM for all outputs' gradients (two
+///   for `direct`) and one launch of the step for every output, which keeps
+///   each output's state on the device. Iterations run in batches of
+///   `train_tuning::batch_iterations` — the first launched one by one, the
+///   others replayed from a CUDA graph — and the host reads how many outputs
+///   still run after each batch's last step only. Conjugate gradients run
+///   the same way: Gram CG with one GEMM (A·d) per iteration, CGLS with two
+///   (X·d, then Xᵀρ) around the update of the rows' residual.
+///
+/// `fit` returns a host report, so it synchronizes the policy's stream.
+///
+/// Host-resident data (detail/host_data/cuda_driver.cuh). With the Gram formulation, `fit`
+/// streams X and Y through the GPU in chunks of rows and accumulates A = XᵀX
+/// and B = YᵀX chunk by chunk (one GEMM each, β = 1 after the first), so K can
+/// exceed the GPU's memory; the iterations then run on the L × L system on the
+/// device. The chunks depend on K, L, N and the tuning only, so the result has
+/// the same bits from run to run; it differs from the one-shot GEMM by the
+/// order of the additions, within |ΔA_ij| ≤ 2 K u Σ_k |x_ki x_kj| (u: the unit
+/// roundoff of T). The direct formulation reads X at every step: on host data
+/// it copies X and Y to the device once. W in host memory is copied in and
+/// back. `predict` streams X and Ŷ by rows.
+
+#include <fusekit/detail/train/cuda_parts.cuh>  // and with it cuBLAS, the kernels, the descent step, the checks
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+
+// This file is the GPU backend of these algorithms (see detail/core/dispatch.hpp).
+template <>
+struct backend_available<fit_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<predict_tag, cuda> : std::true_type {};
+
+/// The path `fit` takes; tests and benchmarks force one.
+enum class fit_path { automatic, single_launch, cublas };
+
+/// Counts non-finite values on the GPU with the temporaries in `arena`, giving
+/// them back after each count (the fit's own buffers come later).
+struct arena_non_finite_counter {
+  const cuda& policy;
+  workspace_arena* arena;
+  template <class T>
+  std::int64_t operator()(::cuda::std::span<const T> values) const {
+    std::size_t const mark = arena->mark();
+    std::int64_t const bad = device_scalar_result<std::int64_t>(
+        policy,
+        [&](std::int64_t* out) {
+          gpu_reduce(policy, make_transform_source<std::int64_t>(count_non_finite{}, values),
+                     static_cast<std::int64_t>(values.size()), out, reduce_algorithm::deterministic, plus{},
+                     std::int64_t{0}, arena);
+        },
+        arena);
+    arena->release(mark);
+    return bad;
+  }
+};
+
+/// Bytes of workspace a fit of these sizes and options needs on the GPU,
+/// whichever path it takes, cuBLAS's workspace included (no device is asked).
+template <class T>
+std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o,
+                                    const tuning& t = tuning{}) {
+  const char* const f = "fusekit::fit_workspace_bytes";
+  std::int64_t const counts[] = {checked_elements(f, "X (K x L)", K, L, sizeof(T)),
+                                 checked_elements(f, "Y (K x N)", K, N, sizeof(T)),
+                                 checked_elements(f, "W (N x L)", N, L, sizeof(T))};
+  workspace_arena arena = workspace_arena::measure();
+  for (std::int64_t values : counts) {  // as arena_non_finite_counter takes them, for X, Y and W
+    std::size_t const mark = arena.mark();
+    arena.take(sizeof(std::int64_t));
+    arena.take(tree_temp_bytes<std::int64_t>(values));
+    arena.release(mark);
+  }
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  for (bool single : {false, gram}) {
+    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single,
+                                  t.train.cublas_workspace_bytes, !gram && o.method == gd_method::conjugate_gradient);
+    arena.release(0);
+  }
+  return arena.bytes_needed();
+}
+
+template <class T, class MakeGram>
+fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                           fit_path forced, workspace_arena* from, const MakeGram& make_gram);
+
+template <class T>
+fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                   fit_path forced, ::cuda::std::span<std::byte> workspace = {}) {
+  const char* const f = "fusekit::fit";
+  workspace_arena arena(workspace, f);
+  workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
+  if (from != nullptr) {
+    // Sized without asking the device (the check comes before any CUDA call): the
+    // policy's tuning, or the default, which no device's tuning_for exceeds.
+    std::size_t const needed =
+        fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o, policy.tuned ? policy.tune : tuning{});
+    FUSEKIT_EXPECTS(workspace.size() >= needed, std::string(f) + ": workspace has " + std::to_string(workspace.size()) +
+                                                    " bytes but needs " + std::to_string(needed) +
+                                                    " (ask fit_workspace_bytes)");
+    named_range const w = describe("workspace", workspace);
+    for (const auto& m : {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_matrix(f, "W", W)}) {
+      expect_disjoint(f, w, m);
+    }
+    check_fit(X, Y, W, o, arena_non_finite_counter{policy, &arena});
+  } else {
+    check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
+  }
+  return gpu_fit_checked(policy, X, Y, W, o, forced, from, [&](const cublas_context& cublas, T* A, T* B) {
+    gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
+  });
+}
+
+/// The fit after its checks, with A (and B) made by `make_gram(cublas, A, B)`;
+/// W, and X and Y where the direct formulation reads them, are device memory.
+template <class T, class MakeGram>
+fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                           fit_path forced, workspace_arena* from, const MakeGram& make_gram) {
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  cudaStream_t const stream = policy.stream;
+  train_tuning const tuning = tuning_of(policy).train;
+  FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
+  gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
+  bool const single =
+      forced == fit_path::single_launch ||
+      (forced == fit_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
+  if (single) {
+    FUSEKIT_EXPECTS(single_launch_fits<T>(L),
+                    "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " + std::to_string(L) +
+                        " is too large on this device");
+  }
+  bool const gram = single || formulation == gd_formulation::gram;
+  bool const cgls = !gram && o.method == gd_method::conjugate_gradient;
+  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single,
+                           tuning.cublas_workspace_bytes, cgls);
+
+  cublas_context const cublas{cublas_handle(), buf.cublas_workspace.get(),
+                              static_cast<std::size_t>(tuning.cublas_workspace_bytes)};
+  make_gram(cublas, buf.A.get(), buf.B.get());
+  // The automatic rate: λmax on the device, checked here before anything writes W.
+  double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
+  if (!o.learning_rate && o.method != gd_method::conjugate_gradient) {
+    double* const power = buf.power.get();
+    launch(power_iteration_kernel<T>, 1, train_block_size(L, tuning.power_iteration_max_threads), 0, stream,
+           static_cast<const T*>(buf.A.get()), L, power, power + L, power + 2 * L,
+           o.preconditioner == gd_preconditioner::jacobi);
+    double lambda = 0;
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+    learning_rate = automatic_learning_rate<T>(lambda);
+  }
+  descent_params<T> const p = make_descent_params<T>(
+      o, learning_rate, gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L));
+
+  fit_report report;
+  report.learning_rate = learning_rate;
+  report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
+  report.path = single ? "single_launch" : "cublas";
+  report.outputs.resize(static_cast<std::size_t>(N));
+  if (single) {
+    std::size_t const shared = single_launch_shared_bytes<T>(L);
+    auto const kernel = fit_single_launch_kernel<T>;
+    FUSEKIT_CUDA_TRY(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+    launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream, static_cast<const T*>(buf.A.get()),
+           static_cast<const T*>(buf.B.get()), W.data_handle(), L, p, buf.reports.get());
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
+                                     report.outputs.size() * sizeof(output_report), cudaMemcpyDeviceToHost, stream));
+  } else {
+    auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W, buf, gram, p, o.progress);
+    for (std::size_t n = 0; n < states.size(); ++n) { report.outputs[n] = states[n].report; }
+  }
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  if (single && o.progress) {  // one launch: the only host check is the end
+    fit_progress end;
+    end.iteration = report.most_iterations();
+    o.progress(end);
+  }
+  return report;
+}
+
+/// n values of T copied to the device in stream order (a view of `from` itself when it is device memory).
+template <class T>
+struct on_device {
+  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space)
+      : copy(policy, space == memory_space::device ? 0 : n), data(space == memory_space::device ? from : copy.get()) {
+    if (space != memory_space::device && n > 0) {
+      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, static_cast<std::size_t>(n) * sizeof(T),
+                                       cudaMemcpyHostToDevice, policy.stream));
+    }
+  }
+  stream_buffer<std::remove_const_t<T>> copy;
+  T* data;
+};
+
+/// `fit` with X, Y and W anywhere (see the file comment for host memory).
+template <class T>
+fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                            fit_path forced = fit_path::automatic) {
+  // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
+  check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
+  memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
+                     ws = memory_space_of(W.data_handle());
+  if (xs == memory_space::device && ys == memory_space::device && ws == memory_space::device) {
+    return gpu_fit_checked(policy, X, Y, W, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
+    });
+  }
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  on_device<T> const w(policy, W.data_handle(), N * L, ws);
+  matrix<T> const Wd(w.data, N, L);
+  fit_report report;
+  bool const streamed = (xs != memory_space::device || ys != memory_space::device) &&
+                        resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  if (streamed) {
+    report = gpu_fit_checked(policy, X, Y, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      streamed_gram_matrices<T>(policy, cublas, X, Y, A, B);
+    });
+  } else {  // direct: X and Y on the device once
+    on_device<const T> const x(policy, X.data_handle(), K * L, xs);
+    on_device<const T> const y(policy, Y.data_handle(), K * N, ys);
+    matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
+    report = gpu_fit_checked(policy, Xd, Yd, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
+      gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B);
+    });
+  }
+  if (ws != memory_space::device) {
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(W.data_handle(), Wd.data_handle(), static_cast<std::size_t>(N * L) * sizeof(T),
+                                     cudaMemcpyDeviceToHost, policy.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+  }
+  return report;
+}
+
+template <class T>
+fit_report run(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  return gpu_fit_anywhere(policy, X, Y, W, o);
+}
+
+template <class T>
+void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  check_predict(X, W, Y_hat);
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
+  if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
+  auto const kernel = predict_kernel<T>;
+  int const block = tuning_of(policy).elementwise.block_threads;
+  pipeline_view const x{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
+                        memory_space_of(X.data_handle())};
+  pipeline_view const y{reinterpret_cast<const std::byte*>(Y_hat.data_handle()),
+                        static_cast<std::size_t>(N) * sizeof(T), memory_space_of(Y_hat.data_handle())};
+  memory_space const ws = memory_space_of(W.data_handle());
+  if (x.space == memory_space::device && y.space == memory_space::device && ws == memory_space::device) {
+    launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), W.data_handle(),
+           Y_hat.data_handle(), K, L, N);
+    return;
+  }
+  on_device<const T> const w(policy, W.data_handle(), N * L, ws);
+  run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
+               [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
+                   const std::array<const std::byte*, 1>& in, std::byte* out) {
+                 launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s, reinterpret_cast<const T*>(in[0]),
+                        w.data, reinterpret_cast<T*>(out), rows, L, N);
+               });
+}
+
+}  // namespace detail
+}  // namespace fusekit

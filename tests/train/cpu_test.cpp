@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer on the host: least-squares accuracy against a long-double
+// normal-equations solve, iteration counts against an independent copy of the
+// user's loop, the formulations and methods against each other, the stopping
+// rules, argument validation and predict. Every iteration here runs
+// detail::descent_step and every automatic rate detail::power_iteration, the
+// functions both GPU paths run (tests/train/descent_test.cpp checks them alone).
+#include <fusekit/fusekit.hpp>
+
+#include "common/test_support.hpp"
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::test::cpu_fit;
+using fusekit::test::make_problem;
+using fusekit::test::problem;
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+// Long-double normal equations: A = XᵀX, solutions W*, and ‖A⁻¹‖_F, by Gauss-Jordan.
+template <class T>
+void normal_equations(const problem<T>& p, std::vector<long double>& W_star, long double& inv_norm) {
+  std::int64_t const L = p.L, K = p.K, N = p.N;
+  std::vector<long double> M(L * (L + L + N), 0);  // [A | I | B]
+  std::int64_t const cols = 2 * L + N;
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      long double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j]; }
+      M[i * cols + j] = s;
+    }
+    M[i * cols + L + i] = 1;
+    for (std::int64_t n = 0; n < N; ++n) {
+      long double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += static_cast<long double>(p.X[k * L + i]) * p.Y[k * N + n]; }
+      M[i * cols + 2 * L + n] = s;
+    }
+  }
+  for (std::int64_t c = 0; c < L; ++c) {
+    std::int64_t piv = c;
+    for (std::int64_t r = c + 1; r < L; ++r) {
+      if (fabsl(M[r * cols + c]) > fabsl(M[piv * cols + c])) { piv = r; }
+    }
+    for (std::int64_t j = 0; j < cols; ++j) { std::swap(M[c * cols + j], M[piv * cols + j]); }
+    long double const d = M[c * cols + c];
+    for (std::int64_t j = 0; j < cols; ++j) { M[c * cols + j] /= d; }
+    for (std::int64_t r = 0; r < L; ++r) {
+      if (r == c) { continue; }
+      long double const f = M[r * cols + c];
+      for (std::int64_t j = 0; j < cols; ++j) { M[r * cols + j] -= f * M[c * cols + j]; }
+    }
+  }
+  W_star.assign(N * L, 0);
+  inv_norm = 0;
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) { inv_norm += M[i * cols + L + j] * M[i * cols + L + j]; }
+    for (std::int64_t n = 0; n < N; ++n) { W_star[n * L + i] = M[i * cols + 2 * L + n]; }
+  }
+  inv_norm = sqrtl(inv_norm);
+}
+
+// The user's loop, written out independently: lr, zeros start, tol on gradᵀgrad.
+std::int64_t reference_iterations(const problem<double>& p, std::int64_t n, double lr, double tol,
+                                  std::int64_t max_iterations) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<double> w(L, 0.0), delta(K), grad(L);
+  for (std::int64_t it = 1; it <= max_iterations; ++it) {
+    for (std::int64_t k = 0; k < K; ++k) {
+      double xw = 0;
+      for (std::int64_t l = 0; l < L; ++l) { xw += p.X[k * L + l] * w[l]; }
+      delta[k] = xw - p.Y[k * N + n];
+    }
+    for (std::int64_t l = 0; l < L; ++l) {
+      double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) { s += p.X[k * L + l] * delta[k]; }
+      grad[l] = s;
+    }
+    double g2 = 0;
+    for (std::int64_t l = 0; l < L; ++l) {
+      w[l] -= lr * grad[l];
+      g2 += grad[l] * grad[l];
+    }
+    if (g2 < tol) { return it; }
+  }
+  return -1;
+}
+
+TEST(Fit, MatchesLongDoubleLeastSquaresWithinStatedBound) {
+  auto const p = make_problem<double>(200, 12, 4, 1, false, 0.5);
+  std::vector<long double> W_star;
+  long double inv_norm = 0;
+  normal_equations(p, W_star, inv_norm);
+  for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+    for (auto m : {gd_method::plain, gd_method::nesterov}) {
+      gd_options o;
+      o.tolerance = 1e-20;
+      o.max_iterations = 200000;
+      o.formulation = f;
+      o.method = m;
+      std::vector<double> W;
+      auto const r = cpu_fit(p, W, o);
+      ASSERT_TRUE(r.all_converged()) << fusekit::to_string(f) << " " << fusekit::to_string(m);
+      // ‖w − w*‖ ≤ ‖A⁻¹‖·‖grad‖, and the last gradient met gradᵀgrad < tol.
+      long double const bound = inv_norm * sqrtl(1e-20L) * 1.01L + 1e-12L;
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        long double err2 = 0;
+        for (std::int64_t l = 0; l < p.L; ++l) {
+          long double const d = W[n * p.L + l] - W_star[n * p.L + l];
+          err2 += d * d;
+        }
+        EXPECT_LE(sqrtl(err2), bound) << "output " << n;
+      }
+    }
+  }
+}
+
+TEST(Fit, PlainDirectTakesExactlyTheReferenceIterations) {
+  auto const p = make_problem<double>(40, 9, 5, 2, true, 0.0);
+  gd_options o;
+  o.learning_rate = 0.01;
+  o.tolerance = 1e-10;
+  o.max_iterations = 1000000;
+  o.formulation = gd_formulation::direct;
+  std::vector<double> W;
+  auto const r = cpu_fit(p, W, o);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    std::int64_t const want = reference_iterations(p, n, 0.01, 1e-10, o.max_iterations);
+    ASSERT_GT(want, 0);
+    EXPECT_EQ(r.outputs[n].iterations, want) << "output " << n;
+    EXPECT_EQ(r.outputs[n].status, fit_status::converged);
+  }
+}
+
+TEST(Fit, GramAndDirectAgreeAndNesterovIsFaster) {
+  auto const p = make_problem<double>(1000, 100, 10, 3, true, 0.0);
+  gd_options o;
+  o.tolerance = 1e-8;
+  o.max_iterations = 1000000;
+  std::vector<double> W_direct, W_gram, W_nesterov;
+  o.formulation = gd_formulation::direct;
+  auto const direct = cpu_fit(p, W_direct, o);
+  o.formulation = gd_formulation::gram;
+  auto const gram = cpu_fit(p, W_gram, o);
+  o.method = gd_method::nesterov;
+  auto const nesterov = cpu_fit(p, W_nesterov, o);
+  ASSERT_TRUE(direct.all_converged() && gram.all_converged() && nesterov.all_converged());
+  EXPECT_NEAR(direct.learning_rate, gram.learning_rate, 1e-9 * gram.learning_rate);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    // Same iterates up to rounding: iteration counts within 0.1%, weights within the tolerance's reach.
+    EXPECT_NEAR(static_cast<double>(direct.outputs[n].iterations), static_cast<double>(gram.outputs[n].iterations),
+                1 + 1e-3 * static_cast<double>(gram.outputs[n].iterations));
+    EXPECT_LT(5 * nesterov.outputs[n].iterations, gram.outputs[n].iterations) << "output " << n;
+  }
+  for (std::size_t i = 0; i < W_gram.size(); ++i) {
+    EXPECT_NEAR(W_direct[i], W_gram[i], 1e-6);
+    EXPECT_NEAR(W_nesterov[i], W_gram[i], 1e-5);
+  }
+  EXPECT_EQ(gram.formulation, gd_formulation::gram);
+}
+
+TEST(Fit, AutomaticFormulationFollowsShape) {
+  auto const tall = make_problem<double>(50, 5, 2, 4, false, 0.1);
+  auto const wide = make_problem<double>(5, 50, 2, 5, false, 0.1);
+  std::vector<double> W;
+  gd_options o;
+  o.max_iterations = 50;
+  EXPECT_EQ(cpu_fit(tall, W, o).formulation, gd_formulation::gram);
+  EXPECT_EQ(cpu_fit(wide, W, o).formulation, gd_formulation::direct);
+}
+
+TEST(Fit, TooLargeLearningRateDivergesWithinBound) {
+  auto const p = make_problem<double>(300, 20, 3, 6, true, 0.0);
+  std::vector<double> W;
+  gd_options o;
+  o.max_iterations = 100;
+  double const lr_auto = cpu_fit(p, W, o).learning_rate;  // 1/λmax
+  o.learning_rate = 3.0 * lr_auto;
+  o.max_iterations = 1000000;
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    o.method = m;
+    auto const r = cpu_fit(p, W, o);
+    for (const auto& out : r.outputs) {
+      EXPECT_EQ(out.status, fit_status::diverged) << fusekit::to_string(m);
+      EXPECT_LE(out.iterations, 100) << fusekit::to_string(m);
+    }
+  }
+}
+
+TEST(Fit, FloatWithUnreachableToleranceStopsInBoundedTime) {
+  auto const p = make_problem<float>(100, 10, 3, 7, true, 0.0);
+  std::vector<float> W;
+  gd_options o;
+  o.tolerance = 1e-30;
+  o.max_iterations = 10000000;
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    o.method = m;
+    auto const r = cpu_fit(p, W, o);
+    for (const auto& out : r.outputs) {
+      EXPECT_TRUE(out.status == fit_status::stalled || out.status == fit_status::max_iterations)
+          << fusekit::to_string(out.status);
+      EXPECT_LT(out.iterations, o.max_iterations);
+    }
+  }
+}
+
+TEST(Fit, InitialWeightsAndThreadIndependence) {
+  auto const p = make_problem<double>(120, 10, 4, 8, false, 0.2);
+  gd_options o;
+  o.tolerance = 1e-16;
+  o.max_iterations = 100000;
+  std::vector<double> W1, W2;
+  auto const r1 = cpu_fit(p, W1, o, 1);
+  auto const r2 = cpu_fit(p, W2, o, 2);
+  EXPECT_EQ(0, std::memcmp(W1.data(), W2.data(), W1.size() * sizeof(double)));
+  // Warm start at the solution: the first gradient already meets the tolerance.
+  o.init = fusekit::gd_init::warm_start;
+  auto const warm = cpu_fit(p, W1, o);
+  for (const auto& out : warm.outputs) { EXPECT_EQ(out.iterations, 1); }
+  // Uniform [0, 1) from a seed: reproducible, and a different start than zeros.
+  o.init = fusekit::gd_init::uniform;
+  o.max_iterations = 1;
+  o.seed = 42;
+  std::vector<double> U1, U2;
+  cpu_fit(p, U1, o);
+  cpu_fit(p, U2, o);
+  EXPECT_EQ(U1, U2);
+  EXPECT_NE(U1, W2);  // a different start than zeros ends elsewhere after one step
+}
+
+template <class F>
+void expect_invalid(F f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "not rejected: " << needle;
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(FitArguments, Rejected) {
+  auto p = make_problem<double>(10, 4, 2, 9, false, 0.0);
+  std::vector<double> W(8, 0.0);
+  fusekit::cpu const cpu{};
+  auto X = cmatrix<double>(p.X.data(), 10, 4);
+  auto Y = cmatrix<double>(p.Y.data(), 10, 2);
+  auto Wm = fusekit::matrix<double>(W.data(), 2, 4);
+  gd_options o;
+  expect_invalid([&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 9, 2), Wm, o); }, "Y has 9 rows but X has 10");
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(W.data(), 2, 3), o); },
+                 "W is 2 x 3 but must be N x L = 2 x 4");
+  expect_invalid(
+      [&] { fusekit::fit(cpu, cmatrix<double>(p.X.data(), 10, 0), Y, fusekit::matrix<double>(W.data(), 2, 0), o); },
+      "X is 10 x 0");
+  expect_invalid(
+      [&] { fusekit::fit(cpu, X, cmatrix<double>(p.Y.data(), 10, 0), fusekit::matrix<double>(W.data(), 0, 4), o); },
+      "Y has no columns");
+  for (double lr : {0.0, -1.0, double(NAN), double(INFINITY)}) {
+    gd_options bad;
+    bad.learning_rate = lr;
+    expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, bad); }, "learning_rate");
+  }
+  for (double tol : {0.0, -1e-8, double(NAN), double(INFINITY)}) {
+    gd_options bad;
+    bad.tolerance = tol;
+    expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, bad); }, "tolerance");
+  }
+  p.X[17] = NAN;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "X has 1 non-finite");
+  p.X[17] = 0;
+  p.Y[3] = -INFINITY;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "Y has 1 non-finite");
+  p.Y[3] = 0;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(p.X.data(), 2, 4), o); }, "W overlaps X");
+  gd_options zero_iterations;
+  zero_iterations.max_iterations = 0;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, zero_iterations); }, "max_iterations");
+  std::vector<double> Yh(20);
+  expect_invalid(
+      [&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 3), fusekit::matrix<double>(Yh.data(), 10, 2)); },
+      "W has 3 columns but X has 4");
+  expect_invalid(
+      [&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Yh.data(), 10, 1)); },
+      "Y_hat is 10 x 1");
+}
+
+TEST(Predict, MatchesReferenceProduct) {
+  auto const p = make_problem<float>(77, 13, 5, 10, false, 0.0);
+  std::vector<float> Y_hat(77 * 5);
+  fusekit::predict(fusekit::cpu{}, cmatrix<float>(p.X.data(), 77, 13), cmatrix<float>(p.W_true.data(), 5, 13),
+                   fusekit::matrix<float>(Y_hat.data(), 77, 5));
+  for (std::int64_t k = 0; k < 77; ++k) {
+    for (std::int64_t n = 0; n < 5; ++n) {
+      long double s = 0, a = 0;
+      for (std::int64_t l = 0; l < 13; ++l) {
+        s += static_cast<long double>(p.X[k * 13 + l]) * p.W_true[n * 13 + l];
+        a += fabsl(static_cast<long double>(p.X[k * 13 + l]) * p.W_true[n * 13 + l]);
+      }
+      EXPECT_LE(fabsl(Y_hat[k * 5 + n] - s), 14 * 0x1p-24L * a) << k << "," << n;
+    }
+  }
+}
+
+TEST(CpuFit, ProgressReportsTheFitWithoutChangingIt) {
+  auto const p = make_problem<double>(400, 20, 5, 17, true, 0.0);
+  gd_options o;
+  o.tolerance = 1e-10;
+  std::vector<double> W_plain, W_watched;
+  auto const plain = cpu_fit(p, W_plain, o);
+  std::vector<fusekit::fit_progress> seen;
+  o.progress = [&](const fusekit::fit_progress& now) { seen.push_back(now); };
+  o.progress_every = 250;
+  auto const watched = cpu_fit(p, W_watched, o);
+  EXPECT_EQ(W_watched, W_plain);  // the same iterates: progress only looks
+  for (std::size_t n = 0; n < plain.outputs.size(); ++n) {
+    EXPECT_EQ(watched.outputs[n].iterations, plain.outputs[n].iterations);
+  }
+  ASSERT_FALSE(seen.empty());
+  std::int64_t const most = plain.most_iterations();
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>((most + 249) / 250));  // until the last output stops
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(250 * (k + 1)));
+    if (k > 0) { EXPECT_LE(seen[k].running, seen[k - 1].running); }
+    EXPECT_GE(seen[k].worst_grad_norm2, seen[k].running > 0 ? o.tolerance : 0.0);
+  }
+  EXPECT_EQ(seen.back().running, 0);
+  o.progress_every = 0;
+  EXPECT_THROW(cpu_fit(p, W_watched, o), fusekit::invalid_argument);
+}
+
+// Small CG fits run on the calling thread (README, "Under load"): K·L·(L + N)
+// + N·L³ below 2^22; larger ones, and plain and Nesterov descent, keep the
+// caller's policy. Extents whose work passes 2^63 do not overflow the rule.
+TEST(FitPolicy, SmallConjugateGradientFitsRunOnOneThread) {
+  using fusekit::detail::fit_policy;
+  fusekit::gd_options const cg = fusekit::gd_options::recommended();
+  fusekit::cpu const team{2};
+  EXPECT_EQ(fit_policy(team, cg, 200, 16, 200).threads, 1);
+  EXPECT_EQ(fit_policy(team, cg, 200, 32, 200).threads, 2);   // 8.0e6 of work
+  EXPECT_EQ(fit_policy(team, cg, 100000, 16, 1).threads, 2);  // the Gram matrix alone: 2.7e7
+  EXPECT_EQ(fit_policy(team, fusekit::gd_options{}, 200, 16, 200).threads, 2);
+  EXPECT_EQ(fit_policy(team, cg, std::int64_t{1} << 62, 1 << 20, 1 << 20).threads, 2);
+}
+
+}  // namespace
+
+// ---- conjugate gradients, preconditioning and the relative tolerance --------
+// On data as users bring it (make_raw_problem: units from 10^-3 to 10^4,
+// correlated pairs, an intercept column), against least_squares_reference
+// (Householder QR in long double: not the normal equations the trainer solves).
+
+using fusekit::gd_preconditioner;
+using fusekit::stop_rule;
+using fusekit::test::least_squares_reference;
+using fusekit::test::make_raw_problem;
+using fusekit::test::relative_error;
+
+gd_options recommended(double rtol) {
+  gd_options o;
+  o.method = gd_method::conjugate_gradient;
+  o.preconditioner = gd_preconditioner::jacobi;
+  o.relative_tolerance = rtol;
+  o.tolerance = 0;  // the relative rule alone
+  o.max_iterations = 10000;
+  return o;
+}
+
+// The true gradient g = XᵀX w − Xᵀy at the fit's W, in long double; returns
+// ‖g‖_M / ‖b‖_M for output n, M = diag(XᵀX)⁻¹.
+template <class T>
+long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std::int64_t n) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<long double> r(static_cast<std::size_t>(K));
+  for (std::int64_t k = 0; k < K; ++k) {
+    long double s = p.Y[k * N + n];
+    for (std::int64_t l = 0; l < L; ++l) { s -= static_cast<long double>(p.X[k * L + l]) * W[n * L + l]; }
+    r[k] = s;
+  }
+  long double g2 = 0, b2 = 0;
+  for (std::int64_t l = 0; l < L; ++l) {
+    long double g = 0, b = 0, d = 0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      long double const x = p.X[k * L + l];
+      g += x * r[k];
+      b += x * p.Y[k * N + n];
+      d += x * x;
+    }
+    if (d > 0) {
+      g2 += g * g / d;
+      b2 += b * b / d;
+    }
+  }
+  return sqrtl(g2 / b2);
+}
+
+TEST(ConjugateGradient, WithJacobiSolvesRawUnitDataInDouble) {
+  auto const p = make_raw_problem<double>(300, 12, 3, 21, 0.1);
+  auto const W_star = least_squares_reference(p);
+  double const rtol = 1e-13;
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    gd_options o = recommended(rtol);
+    o.formulation = f;
+    std::vector<double> W;
+    auto const r = cpu_fit(p, W, o);
+    for (std::int64_t n = 0; n < p.N; ++n) {
+      auto const& out = r.outputs[n];
+      ASSERT_EQ(out.status, fit_status::converged) << fusekit::to_string(f) << " " << fusekit::to_string(out.rule);
+      EXPECT_EQ(out.rule, stop_rule::relative_tolerance);
+      EXPECT_LE(out.iterations, 4 * p.L) << fusekit::to_string(f);  // L in exact arithmetic
+      // What `converged` promises, on the true gradient: ‖g‖_M ≤ rtol ‖b‖_M,
+      // up to the rounding of the gradient the fit computed (u·L·κ-free: M-norm).
+      EXPECT_LE(relative_gradient(p, W, n), 1.01L * rtol + 64 * p.L * 0x1p-53L) << fusekit::to_string(f);
+    }
+    EXPECT_LE(relative_error(W, W_star), 1e-8) << fusekit::to_string(f);
+  }
+}
+
+TEST(ConjugateGradient, WithJacobiReachesFloatAccuracyOnFloatData) {
+  auto const p = make_raw_problem<float>(400, 10, 2, 22, 0.1);
+  auto const W_star = least_squares_reference(p);
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    gd_options o = recommended(1e-13);
+    o.formulation = f;
+    std::vector<float> W;
+    auto const r = cpu_fit(p, W, o);
+    ASSERT_TRUE(r.all_converged()) << fusekit::to_string(f) << " " << fusekit::to_string(r.outputs[0].status);
+    // The weights are the double solution rounded once to float: 2^-24 relatively.
+    EXPECT_LE(relative_error(W, W_star), 1e-5) << fusekit::to_string(f);
+  }
+}
+
+TEST(ConjugateGradient, StopsAtTheBudgetAndCountsUpdates) {
+  auto const p = make_raw_problem<double>(200, 12, 2, 23, 0.1);
+  gd_options o = recommended(1e-13);
+  o.max_iterations = 3;
+  std::vector<double> W;
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    o.formulation = f;
+    auto const r = cpu_fit(p, W, o);
+    for (const auto& out : r.outputs) {
+      EXPECT_EQ(out.status, fit_status::max_iterations);
+      EXPECT_EQ(out.rule, stop_rule::max_iterations);
+      EXPECT_EQ(out.iterations, 3);
+    }
+  }
+}
+
+TEST(ConjugateGradient, GramAndCglsAgree) {
+  auto const p = make_raw_problem<double>(150, 9, 2, 24, 0.1);
+  gd_options o = recommended(1e-14);
+  std::vector<double> W_gram, W_cgls;
+  o.formulation = gd_formulation::gram;
+  ASSERT_TRUE(cpu_fit(p, W_gram, o).all_converged());
+  o.formulation = gd_formulation::direct;
+  ASSERT_TRUE(cpu_fit(p, W_cgls, o).all_converged());
+  std::vector<long double> gram(W_gram.begin(), W_gram.end());
+  EXPECT_LE(relative_error(W_cgls, gram), 1e-9);
+}
+
+// Every method, with and without Jacobi, on data with a column of zeros: its
+// weight stays exactly 0 (its gradient is exactly 0) and nothing is NaN.
+TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
+  auto const p = make_raw_problem<double>(120, 6, 2, 25, 0.1, true);
+  auto const W_star = least_squares_reference(p);
+  for (auto m : {gd_method::plain, gd_method::nesterov, gd_method::conjugate_gradient}) {
+    for (auto pc : {gd_preconditioner::none, gd_preconditioner::jacobi}) {
+      for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+        gd_options o;
+        o.method = m;
+        o.preconditioner = pc;
+        o.formulation = f;
+        o.max_iterations = 2000;
+        std::vector<double> W;
+        auto const r = cpu_fit(p, W, o);
+        std::string const what =
+            std::string(fusekit::to_string(m)) + " " + fusekit::to_string(pc) + " " + fusekit::to_string(f);
+        for (std::int64_t n = 0; n < p.N; ++n) {
+          EXPECT_EQ(W[n * p.L + 1], 0.0) << what;
+          EXPECT_NE(r.outputs[n].status, fit_status::diverged) << what;
+          for (std::int64_t l = 0; l < p.L; ++l) { EXPECT_TRUE(std::isfinite(W[n * p.L + l])) << what; }
+        }
+        if (m == gd_method::conjugate_gradient && pc == gd_preconditioner::jacobi) {
+          o = recommended(1e-13);
+          o.formulation = f;
+          ASSERT_TRUE(cpu_fit(p, W, o).all_converged()) << what;
+          EXPECT_LE(relative_error(W, W_star), 1e-8) << what;
+        }
+      }
+    }
+  }
+}
+
+// Plain descent with Jacobi is plain descent on the features scaled to unit
+// norm, mapped back: w = s∘v with v the iterate on X·diag(s), s_l = 1/‖x_l‖.
+TEST(Preconditioner, JacobiPlainIsPlainDescentOnScaledFeatures) {
+  auto const p = make_raw_problem<double>(60, 5, 2, 26, 0.1);
+  problem<double> scaled = p;
+  std::vector<double> s(static_cast<std::size_t>(p.L));
+  for (std::int64_t l = 0; l < p.L; ++l) {
+    long double d = 0;
+    for (std::int64_t k = 0; k < p.K; ++k) { d += static_cast<long double>(p.X[k * p.L + l]) * p.X[k * p.L + l]; }
+    s[l] = static_cast<double>(1.0L / sqrtl(d));
+    for (std::int64_t k = 0; k < p.K; ++k) { scaled.X[k * p.L + l] = p.X[k * p.L + l] * s[l]; }
+  }
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    gd_options o;
+    o.method = m;
+    o.formulation = gd_formulation::gram;
+    o.tolerance = 1e-300;
+    o.max_iterations = 40;
+    std::vector<double> W_scaled, W;
+    auto const on_scaled = cpu_fit(scaled, W_scaled, o);
+    o.preconditioner = gd_preconditioner::jacobi;
+    auto const jacobi = cpu_fit(p, W, o);
+    EXPECT_NEAR(jacobi.learning_rate, on_scaled.learning_rate, 1e-9 * on_scaled.learning_rate);
+    for (std::int64_t n = 0; n < p.N; ++n) {
+      EXPECT_EQ(jacobi.outputs[n].iterations, 40);
+      for (std::int64_t l = 0; l < p.L; ++l) {
+        double const want = s[l] * W_scaled[n * p.L + l];
+        EXPECT_NEAR(W[n * p.L + l], want, 1e-9 * std::fabs(want) + 1e-12) << fusekit::to_string(m) << " " << l;
+      }
+    }
+  }
+}
+
+// The relative rule stops the user's loop at the first gradient with
+// ‖g‖_D ≤ rtol·‖Xᵀy‖_D (D = diag(XᵀX)), iterate for iterate.
+TEST(RelativeTolerance, PlainStopsWhereTheUsersLoopWould) {
+  auto const p = make_problem<double>(40, 9, 3, 2, true, 0.0);
+  double const lr = 0.01, rtol = 1e-5;
+  gd_options o;
+  o.learning_rate = lr;
+  o.tolerance = 1e-300;
+  o.relative_tolerance = rtol;
+  o.max_iterations = 1000000;
+  o.formulation = gd_formulation::direct;
+  std::vector<double> W;
+  auto const r = cpu_fit(p, W, o);
+  // d_l = ‖x_l‖², the metric of the relative rule, summed as the fit sums it.
+  std::vector<double> inv_d(static_cast<std::size_t>(p.L));
+  for (std::int64_t l = 0; l < p.L; ++l) {
+    double d = 0;
+    for (std::int64_t k = 0; k < p.K; ++k) { d = d + p.X[k * p.L + l] * p.X[k * p.L + l]; }
+    inv_d[l] = 1.0 / d;
+  }
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    double b2 = 0;
+    for (std::int64_t l = 0; l < p.L; ++l) {
+      double b = 0;
+      for (std::int64_t k = 0; k < p.K; ++k) { b += p.X[k * p.L + l] * p.Y[k * p.N + n]; }
+      b2 += inv_d[l] * b * b;
+    }
+    // The user's loop with the relative rule, written out: stop after the update
+    // whose gradient has Σ g_l²/d_l ≤ rtol²·Σ b_l²/d_l.
+    std::vector<double> w(static_cast<std::size_t>(p.L), 0.0), g;
+    std::int64_t want = -1;
+    for (std::int64_t it = 1; it <= o.max_iterations && want < 0; ++it) {
+      fusekit::test::direct_gradient_reference(p, n, w, g);
+      double gd2 = 0;
+      for (std::int64_t l = 0; l < p.L; ++l) { gd2 += inv_d[l] * g[l] * g[l]; }
+      for (std::int64_t l = 0; l < p.L; ++l) { w[l] -= lr * g[l]; }
+      if (gd2 <= rtol * rtol * b2) { want = it; }
+    }
+    ASSERT_GT(want, 0);
+    EXPECT_EQ(r.outputs[n].iterations, want) << n;
+    EXPECT_EQ(r.outputs[n].status, fit_status::converged);
+    EXPECT_EQ(r.outputs[n].rule, stop_rule::relative_tolerance);
+  }
+  o.relative_tolerance = 0;  // off: the absolute rule alone, which 1e-300 never meets here
+  o.max_iterations = 5000;
+  auto const off = cpu_fit(p, W, o);
+  for (const auto& out : off.outputs) { EXPECT_NE(out.rule, stop_rule::relative_tolerance); }
+}
+
+// The seed's absolute rule stays the default and says so in the report.
+TEST(RelativeTolerance, AbsoluteRuleIsTheDefaultAndIsReported) {
+  auto const p = make_problem<double>(40, 9, 2, 2, true, 0.0);
+  gd_options o;
+  EXPECT_EQ(o.relative_tolerance, 0.0);
+  EXPECT_EQ(o.method, gd_method::plain);
+  EXPECT_EQ(o.preconditioner, gd_preconditioner::none);
+  std::vector<double> W;
+  auto const r = cpu_fit(p, W, o);
+  for (const auto& out : r.outputs) {
+    EXPECT_EQ(out.status, fit_status::converged);
+    EXPECT_EQ(out.rule, stop_rule::tolerance);
+    EXPECT_LT(out.grad_norm2, o.tolerance);
+  }
+}
+
+// A = XᵀX and B = YᵀX of the CPU backend: every entry the sum over rows in
+// order, two roundings per term, whatever the blocking, the thread count and
+// the CPU's vector width (the AVX2 clone has no FMA to contract into). Float
+// data accumulate in double.
+TEST(CpuGram, EveryEntryIsTheInOrderSum) {
+#ifdef __FAST_MATH__
+  GTEST_SKIP() << "-ffast-math may regroup the reference sums themselves";
+#else
+  auto const p = make_raw_problem<float>(333, 37, 3, 27, 0.1);
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  for (int threads : {1, 2}) {
+    std::vector<double> A, B;
+    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N), A,
+                                      B);
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t j = 0; j < L; ++j) {
+        volatile double s = 0;  // one term at a time, in row order
+        for (std::int64_t k = 0; k < K; ++k) {
+          double const prod = static_cast<double>(p.X[k * L + i]) * static_cast<double>(p.X[k * L + j]);
+          s = s + prod;
+        }
+        ASSERT_EQ(A[i * L + j], s) << i << "," << j << " threads " << threads;
+      }
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (std::int64_t j = 0; j < L; ++j) {
+        volatile double s = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          double const prod = static_cast<double>(p.Y[k * N + n]) * static_cast<double>(p.X[k * L + j]);
+          s = s + prod;
+        }
+        ASSERT_EQ(B[n * L + j], s) << n << "," << j << " threads " << threads;
+      }
+    }
+  }
+#endif
+}

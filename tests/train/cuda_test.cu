@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer on the GPU: the single-launch path and the cuBLAS path against
+// the CPU backend and each other, the stopping rules, predict. Argument
+// validation runs without a device.
+#include <fusekit/fusekit.cuh>
+#include <fusekit/train.cuh>
+
+#include "common/device_buffer.cuh"
+#include "common/test_support.hpp"
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::test::cpu_fit;
+using fusekit::test::device_buffer;
+using fusekit::test::problem;
+template <class T>
+using cmatrix = fusekit::matrix<const T>;
+
+// The user's shape of problem: X uniform [0, 1), Y = X W_trueᵀ exactly.
+template <class T>
+problem<T> make_problem(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed) {
+  return fusekit::test::make_problem<T>(K, L, N, seed, true, 0.0);
+}
+
+// path: 0 automatic, 1 single launch, 2 cuBLAS.
+template <class T>
+fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_options& o, int path) {
+  device_buffer<T> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
+  W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
+  dW.copy_from(W);
+  auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L),
+                                          cmatrix<T>(Y.data(), p.K, p.N), fusekit::matrix<T>(dW.data(), p.N, p.L), o,
+                                          static_cast<fusekit::detail::fit_path>(path));
+  W = dW.to_host();
+  return r;
+}
+
+template <class T>
+void expect_same_fit(const fusekit::fit_report& a, const std::vector<T>& Wa, const fusekit::fit_report& b,
+                     const std::vector<T>& Wb, double w_tol) {
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  EXPECT_NEAR(a.learning_rate, b.learning_rate, 1e-6 * b.learning_rate);
+  for (std::size_t n = 0; n < a.outputs.size(); ++n) {
+    EXPECT_EQ(a.outputs[n].status, b.outputs[n].status) << n;
+    // Same iterates up to rounding: iteration counts within 1%.
+    EXPECT_NEAR(static_cast<double>(a.outputs[n].iterations), static_cast<double>(b.outputs[n].iterations),
+                2 + 0.01 * static_cast<double>(b.outputs[n].iterations))
+        << n;
+  }
+  for (std::size_t i = 0; i < Wa.size(); ++i) { EXPECT_NEAR(Wa[i], Wb[i], w_tol) << i; }
+}
+
+TEST(GpuFit, SingleLaunchAndCublasMatchTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    auto const p = make_problem<double>(300, 30, 6, 1);
+    gd_options o;
+    o.tolerance = 1e-10;
+    o.max_iterations = 1000000;
+    o.method = m;
+    o.formulation = gd_formulation::gram;
+    std::vector<double> Wc, Ws, Wb;
+    auto const cpu = cpu_fit(p, Wc, o);
+    auto const single = gpu_fit(p, Ws, o, 1);
+    auto const cublas = gpu_fit(p, Wb, o, 2);
+    EXPECT_STREQ(single.path, "single_launch");
+    EXPECT_STREQ(cublas.path, "cublas");
+    ASSERT_TRUE(cpu.all_converged());
+    expect_same_fit(single, Ws, cpu, Wc, 1e-6);
+    expect_same_fit(cublas, Wb, cpu, Wc, 1e-6);
+    o.formulation = gd_formulation::direct;
+    auto const direct = gpu_fit(p, Wb, o, 2);
+    expect_same_fit(direct, Wb, cpu, Wc, 1e-6);
+  }
+}
+
+TEST(GpuFit, UsersNineByNineRunsInOneLaunchInFloatAndDouble) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const pd = make_problem<double>(9, 9, 9, 2);
+  auto const pf = make_problem<float>(9, 9, 9, 2);
+  gd_options o;
+  o.max_iterations = 2000000;
+  o.formulation = gd_formulation::gram;
+  o.tolerance = 1e-8;
+  std::vector<double> Wd, Wdc;
+  auto const gd = gpu_fit(pd, Wd, o, 0);
+  auto const cd = cpu_fit(pd, Wdc, o);
+  EXPECT_STREQ(gd.path, "single_launch");
+  expect_same_fit(gd, Wd, cd, Wdc, 1e-4);
+  o.tolerance = 1e-4;
+  std::vector<float> Wf, Wfc;
+  auto const gf = gpu_fit(pf, Wf, o, 0);
+  auto const cf = cpu_fit(pf, Wfc, o);
+  for (std::size_t n = 0; n < gf.outputs.size(); ++n) { EXPECT_EQ(gf.outputs[n].status, cf.outputs[n].status); }
+}
+
+TEST(GpuFit, StoppingRulesOnBothPaths) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(200, 16, 3, 3);
+  std::vector<float> W;
+  gd_options o;
+  o.max_iterations = 10;
+  double const lr = cpu_fit(p, W, o).learning_rate;
+  for (int path : {1, 2}) {
+    gd_options diverge;
+    diverge.learning_rate = 3 * lr;
+    diverge.max_iterations = 100000;
+    diverge.formulation = gd_formulation::gram;
+    for (const auto& out : gpu_fit(p, W, diverge, path).outputs) {
+      EXPECT_EQ(out.status, fit_status::diverged) << path;
+      EXPECT_LE(out.iterations, 100);
+    }
+    gd_options stall;
+    stall.tolerance = 1e-30;
+    stall.max_iterations = 10000000;
+    stall.formulation = gd_formulation::gram;
+    for (const auto& out : gpu_fit(p, W, stall, path).outputs) {
+      EXPECT_TRUE(out.status == fit_status::stalled || out.status == fit_status::max_iterations) << path;
+    }
+  }
+}
+
+TEST(GpuPredict, MatchesCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(1000, 37, 11, 4);
+  std::vector<double> W(11 * 37);
+  for (std::size_t i = 0; i < W.size(); ++i) { W[i] = std::sin(static_cast<double>(i)); }
+  std::vector<double> cpu(1000 * 11);
+  fusekit::predict(fusekit::cpu{}, cmatrix<double>(p.X.data(), 1000, 37), cmatrix<double>(W.data(), 11, 37),
+                   fusekit::matrix<double>(cpu.data(), 1000, 11));
+  device_buffer<double> dX(p.X), dW(W), dY(1000 * 11);
+  fusekit::predict(fusekit::cuda{}, cmatrix<double>(dX.data(), 1000, 37), cmatrix<double>(dW.data(), 11, 37),
+                   fusekit::matrix<double>(dY.data(), 1000, 11));
+  auto const gpu = dY.to_host();
+  for (std::size_t i = 0; i < cpu.size(); ++i) { EXPECT_NEAR(gpu[i], cpu[i], 1e-12 * (1 + std::fabs(cpu[i]))); }
+}
+
+// Iteration budgets that are not a multiple of the host's 64-iteration check:
+// the cuBLAS path runs exactly the budget (a partial last batch, no extra one).
+TEST(GpuFit, CublasPathRunsExactlyTheIterationBudget) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(400, 20, 5, 6);
+  for (std::int64_t budget : {1, 63, 64, 65, 200}) {
+    for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+      gd_options o;
+      o.tolerance = 1e-300;
+      o.stall_window = budget + 1;
+      o.max_iterations = budget;
+      o.formulation = f;
+      std::vector<double> Wg, Wc;
+      auto const gpu = gpu_fit(p, Wg, o, 2);
+      auto const cpu = cpu_fit(p, Wc, o);
+      for (const auto& out : gpu.outputs) {
+        EXPECT_EQ(out.status, fit_status::max_iterations) << budget;
+        EXPECT_EQ(out.iterations, budget);
+      }
+      for (std::size_t i = 0; i < Wg.size(); ++i) {
+        EXPECT_NEAR(Wg[i], Wc[i], 1e-9 * (1 + std::fabs(Wc[i]))) << budget;
+      }
+    }
+  }
+}
+
+// A short fit on both paths, plain and Nesterov, automatic rate, across one
+// 64-iteration batch boundary (the first batch runs launch by launch, the next
+// from a graph): small enough for compute-sanitizer (scripts/gpu-check.sh).
+TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(64, 20, 3, 7);
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    gd_options o;
+    o.method = m;
+    o.formulation = gd_formulation::gram;
+    o.tolerance = 1e-30;
+    o.max_iterations = 150;
+    o.stall_window = 151;
+    std::vector<float> Wc, Ws, Wb;
+    auto const cpu = cpu_fit(p, Wc, o);
+    for (int path : {1, 2}) {
+      std::vector<float>& W = path == 1 ? Ws : Wb;
+      auto const gpu = gpu_fit(p, W, o, path);
+      EXPECT_NEAR(gpu.learning_rate, cpu.learning_rate, 1e-4 * cpu.learning_rate) << path;
+      for (const auto& out : gpu.outputs) {
+        EXPECT_EQ(out.status, fit_status::max_iterations) << path;
+        EXPECT_EQ(out.iterations, 150) << path;
+      }
+      // Plain descent contracts, so rounding differences stay small; Nesterov's
+      // restarts may flip on a rounding, so its iterates are only checked finite.
+      for (std::size_t i = 0; i < W.size(); ++i) {
+        EXPECT_TRUE(fusekit::test::is_finite(W[i])) << path;
+        if (m == gd_method::plain) { EXPECT_NEAR(W[i], Wc[i], 1e-3f * (1 + std::fabs(Wc[i]))) << path; }
+      }
+    }
+  }
+}
+
+TEST(GpuFit, OneCublasHandlePerThreadAndDevice) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  cublasHandle_t const first = fusekit::detail::cublas_handle();
+  EXPECT_EQ(fusekit::detail::cublas_handle(), first);
+  cublasHandle_t other = nullptr;
+  std::thread([&] { other = fusekit::detail::cublas_handle(); }).join();
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, first);
+}
+
+// The workspace arithmetic (no device needed): a fit's workspace holds cuBLAS's
+// workspace of the tuning in use on top of the fit's own buffers, whichever
+// path and formulation, and the device-free default covers every device's tuning.
+TEST(FitWorkspace, HoldsCublasWorkspaceOfTheTuning) {
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    for (bool automatic : {true, false}) {
+      gd_options o;
+      o.formulation = f;
+      if (!automatic) { o.learning_rate = 1e-3; }
+      for (auto [K, L, N] : {std::array<std::int64_t, 3>{1000, 9, 9}, {100000, 300, 16}, {50, 2, 1}}) {
+        fusekit::tuning none = fusekit::tuning_for(9, 0);
+        none.train.cublas_workspace_bytes = 0;
+        std::size_t const base = fusekit::fit_workspace_bytes<float>(K, L, N, o, none);
+        for (int major : {7, 8, 9, 10}) {
+          fusekit::tuning const t = fusekit::tuning_for(major, 0);
+          auto const cublas = static_cast<std::size_t>(t.train.cublas_workspace_bytes);
+          std::size_t const with = fusekit::fit_workspace_bytes<float>(K, L, N, o, t);
+          // The workspace is the first piece (256-byte aligned, a multiple of 256 bytes),
+          // the rest follows it; the non-finite checks before it may need more.
+          EXPECT_GE(with, base + cublas) << K << " " << L << " " << N << ", sm_" << major << "0";
+          EXPECT_LE(with, base + cublas + 256) << K << " " << L << " " << N;
+          EXPECT_LE(with, fusekit::fit_workspace_bytes<float>(K, L, N, o)) << "the default covers sm_" << major << "0";
+        }
+        EXPECT_GE(fusekit::fit_workspace_bytes<double>(K, L, N, o), std::size_t{32} << 20);
+      }
+    }
+  }
+}
+
+// cuBLAS failures are fusekit::cuda_error naming the status (no device needed).
+TEST(CudaFitErrors, CublasStatusIsACudaErrorWithItsName) {
+  try {
+    FUSEKIT_CUBLAS_TRY(CUBLAS_STATUS_INVALID_VALUE);
+    ADD_FAILURE() << "not thrown";
+  } catch (const fusekit::cuda_error& e) {
+    EXPECT_EQ(e.library_status(), static_cast<int>(CUBLAS_STATUS_INVALID_VALUE));
+    EXPECT_NE(std::string(e.what()).find("cuBLAS call 'CUBLAS_STATUS_INVALID_VALUE' failed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(": CUBLAS_STATUS_INVALID_VALUE ("), std::string::npos) << e.what();
+  }
+}
+
+// K·N = 0: nothing to compute, so nothing is launched (a 0-block grid is a CUDA
+// error) and the device is not even asked for its attributes.
+TEST(CudaPredict, EmptyOutputLaunchesNothing) {
+  std::vector<float> X(12), W(8);
+  EXPECT_NO_THROW(fusekit::predict(fusekit::cuda{}, cmatrix<float>(nullptr, 0, 4), cmatrix<float>(W.data(), 2, 4),
+                                   fusekit::matrix<float>(nullptr, 0, 2)));
+  EXPECT_NO_THROW(fusekit::predict(fusekit::cuda{}, cmatrix<float>(X.data(), 3, 4), cmatrix<float>(nullptr, 0, 4),
+                                   fusekit::matrix<float>(nullptr, 3, 0)));
+}
+
+// Shapes are checked before anything touches the device.
+TEST(CudaFitArguments, ShapesRejectedBeforeAnyLaunch) {
+  std::vector<float> X(20), Y(10), W(8);
+  EXPECT_THROW(fusekit::fit(fusekit::cuda{}, cmatrix<float>(X.data(), 5, 4), cmatrix<float>(Y.data(), 4, 2),
+                            fusekit::matrix<float>(W.data(), 2, 4)),
+               fusekit::invalid_argument);
+  gd_options bad;
+  bad.tolerance = -1;
+  EXPECT_THROW(fusekit::fit(fusekit::cuda{}, cmatrix<float>(X.data(), 5, 4), cmatrix<float>(Y.data(), 5, 2),
+                            fusekit::matrix<float>(W.data(), 2, 4), bad),
+               fusekit::invalid_argument);
+}
+
+// ---- resources carried by the policy -----------------------------------------
+
+// A stream-ordered resource with the cuda::mr async interface, drawing from a
+// private memory pool and counting what it hands out.
+class counting_pool {
+ public:
+  counting_pool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    EXPECT_EQ(cudaMemPoolCreate(&pool_, &props), cudaSuccess);
+  }
+  ~counting_pool() { (void)cudaMemPoolDestroy(pool_); }
+  void* allocate_async(std::size_t bytes, std::size_t, cuda::stream_ref s) {
+    void* p = nullptr;
+    if (cudaMallocFromPoolAsync(&p, bytes, pool_, s.get()) != cudaSuccess) { throw std::bad_alloc(); }
+    ++allocations;
+    live += bytes;
+    return p;
+  }
+  void deallocate_async(void* p, std::size_t bytes, std::size_t, cuda::stream_ref s) {
+    (void)cudaFreeAsync(p, s.get());
+    ++deallocations;
+    live -= bytes;
+  }
+  int allocations = 0;
+  int deallocations = 0;
+  std::size_t live = 0;
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+};
+
+// Bytes the device's default pool (cudaMallocAsync's) has handed out at most since the last reset.
+std::uint64_t default_pool_high_and_reset() {
+  cudaMemPool_t pool = nullptr;
+  EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+  std::uint64_t high = 0;
+  EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+  std::uint64_t zero = 0;
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+  return high;
+}
+
+// Bytes fusekit's own pool (the default resource's) has handed out at most since the last reset.
+std::uint64_t fusekit_pool_high_and_reset() {
+  cudaMemPool_t const pool = fusekit::detail::default_device_pool();
+  std::uint64_t high = 0;
+  EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
+  std::uint64_t zero = 0;
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
+  return high;
+}
+
+TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(300, 24, 3, 7);
+  device_buffer<float> X(p.X), Y(p.Y), W(static_cast<std::size_t>(p.N * p.L));
+  counting_pool pool;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  fusekit::cuda const policy{cuda::stream_ref(stream), pool};
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  (void)default_pool_high_and_reset();
+  (void)fusekit_pool_high_and_reset();
+
+  ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
+  float const tree = fusekit::sum(policy, x);                                 // tree partials + scalar
+  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub);  // CUB's temporary storage
+  gd_options o;
+  o.max_iterations = 200;
+  auto const direct =
+      fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                               fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
+  auto const single = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                                   fusekit::matrix<float>(W.data(), p.N, p.L), o);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+
+  // cuBLAS's workspace included: cublasSetStream alone would leave cuBLAS on its own,
+  // which it takes with cudaMallocAsync from the device's pool.
+  EXPECT_EQ(default_pool_high_and_reset(), 0u) << "a call allocated through cudaMallocAsync, not the resource";
+  EXPECT_EQ(fusekit_pool_high_and_reset(), 0u) << "a call allocated from the default resource, not the policy's";
+  EXPECT_GE(pool.allocations, 6);
+  EXPECT_EQ(pool.allocations, pool.deallocations);
+  EXPECT_EQ(pool.live, 0u);
+  EXPECT_EQ(single.path, std::string("single_launch"));
+  EXPECT_EQ(direct.path, std::string("cublas"));
+  // The same answers as with the default resource.
+  EXPECT_EQ(tree, fusekit::sum(fusekit::cuda{stream}, x));
+  EXPECT_NEAR(cub, tree, 1e-4f * std::fabs(tree));
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
+  // L = 100 takes 128 threads per output by default, so a cap of 64 changes every launch.
+  fusekit::tuning t = fusekit::tuning_for(9, 0);
+  t.train.batch_iterations = 7;
+  t.train.max_block_threads = 64;
+  std::int64_t const L = 100;
+  ASSERT_EQ(fusekit::detail::train_block_size(L, fusekit::tuning_for(9, 0).train.max_block_threads), 128);
+  ASSERT_EQ(fusekit::detail::train_block_size(L, t.train.max_block_threads), 64);
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(400, L, 4, 3);
+  std::vector<double> W_default, W_tuned;
+  gd_options o;
+  o.max_iterations = 150;
+  auto const r0 = gpu_fit(p, W_default, o, 2);
+  device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
+  auto const r1 = fusekit::detail::gpu_fit(
+      fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
+      fusekit::matrix<double>(dW.data(), p.N, p.L), o, fusekit::detail::fit_path::cublas);
+  W_tuned = dW.to_host();
+  ASSERT_EQ(r0.outputs.size(), r1.outputs.size());
+  for (std::size_t n = 0; n < r0.outputs.size(); ++n) {
+    EXPECT_EQ(r0.outputs[n].iterations, r1.outputs[n].iterations);
+    EXPECT_EQ(r0.outputs[n].status, r1.outputs[n].status);
+  }
+  for (std::size_t i = 0; i < W_default.size(); ++i) {
+    EXPECT_NEAR(W_default[i], W_tuned[i], 1e-9 * (1 + std::fabs(W_default[i])));
+  }
+}
+
+TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(500, 20, 3, 9);
+  device_buffer<float> X(p.X), Y(p.Y), W(static_cast<std::size_t>(p.N * p.L)), out(1);
+  counting_pool pool;
+  fusekit::cuda const policy{nullptr, pool};
+  ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
+  gd_options o;
+  o.max_iterations = 300;
+  std::size_t const bytes = std::max({fusekit::fit_workspace_bytes<float>(p.K, p.L, p.N, o),
+                                      fusekit::sum_workspace_bytes<float>(x.size(), fusekit::reduce_algorithm::cub),
+                                      fusekit::transform_reduce_workspace_bytes<double>(
+                                          fusekit::reduce_algorithm::deterministic, fusekit::weigh{}, x, x)});
+  device_buffer<std::byte> ws(bytes);
+  ::cuda::std::span<std::byte> const workspace(ws.data(), bytes);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  (void)default_pool_high_and_reset();
+
+  float const s = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub, fusekit::accumulate_in<float>{}, workspace);
+  double const dot = fusekit::transform_reduce(policy, fusekit::reduce_algorithm::deterministic,
+                                               fusekit::accumulate_in<double>{}, fusekit::weigh{}, workspace, x, x);
+  fusekit::transform_reduce_sum(policy, out.data(), fusekit::reduce_algorithm::deterministic, fusekit::weigh{},
+                                workspace, x, x);
+  auto const r = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                              fusekit::matrix<float>(W.data(), p.N, p.L), o, workspace);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  EXPECT_EQ(pool.allocations, 0) << "a workspace call allocated through the policy's resource";
+  EXPECT_EQ(default_pool_high_and_reset(), 0u) << "a workspace call allocated through cudaMallocAsync";
+  // The same answers as without a workspace.
+  EXPECT_EQ(s, fusekit::sum(fusekit::cuda{}, x, fusekit::reduce_algorithm::cub));
+  EXPECT_EQ(dot, fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
+                                           fusekit::accumulate_in<double>{}, fusekit::weigh{}, x, x));
+  EXPECT_EQ(out.to_host()[0], fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
+                                                        fusekit::accumulate_in<float>{}, fusekit::weigh{}, x, x));
+  std::vector<float> W_plain;
+  auto const plain = gpu_fit(p, W_plain, o, 0);
+  ASSERT_EQ(plain.outputs.size(), r.outputs.size());
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) {
+    EXPECT_EQ(plain.outputs[n].iterations, r.outputs[n].iterations);
+  }
+  EXPECT_EQ(W.to_host(), W_plain);
+}
+
+TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
+  // No device: the size is arithmetic, and the check runs before any CUDA call.
+  gd_options o;
+  std::size_t const direct = fusekit::fit_workspace_bytes<double>(50, 100, 4, o);  // K < L: direct
+  std::size_t const gram = fusekit::fit_workspace_bytes<double>(5000, 100, 4, o);  // K > L: gram
+  EXPECT_GE(direct, sizeof(double) * (100 * 100 + 3 * 4 * 100 + 50 * 4));          // A, iterates and gradients, D
+  EXPECT_GE(gram, sizeof(double) * (100 * 100 + 4 * 100 + 2 * 100 + 1));           // A, B, the power iteration
+  o.learning_rate = 1e-3;
+  EXPECT_LT(fusekit::fit_workspace_bytes<double>(50, 100, 4, o), direct);  // no power iteration, and no A for direct
+  alignas(256) static std::byte small[512];
+  static std::vector<double> x(5000 * 100, 1.0), y(5000 * 4, 1.0), w(4 * 100);
+  try {
+    (void)fusekit::fit(fusekit::cuda{}, cmatrix<double>(x.data(), 5000, 100), cmatrix<double>(y.data(), 5000, 4),
+                       fusekit::matrix<double>(w.data(), 4, 100), o, ::cuda::std::span<std::byte>(small, sizeof small));
+    ADD_FAILURE() << "a 512-byte workspace was accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace has 512 bytes but needs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuLinearAssociation, TheModelIsTheFreeFunctions) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<float>(400, 16, 3, 21);
+  device_buffer<float> X(p.X), Y(p.Y);
+  gd_options o;
+  o.tolerance = 1e-6;
+  fusekit::linear_association<float, fusekit::cuda> net(p.L, p.N, o);
+  auto const r = net.fit(cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N));
+  std::vector<float> W_free;
+  auto const free = gpu_fit(p, W_free, o, 0);
+  ASSERT_EQ(r.outputs.size(), free.outputs.size());
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) { EXPECT_EQ(r.outputs[n].iterations, free.outputs[n].iterations); }
+  std::vector<float> W(W_free.size());
+  ASSERT_EQ(cudaMemcpy(W.data(), net.weights().data_handle(), W.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(W, W_free);
+}
+
+TEST(GpuFit, ProgressAtEachHostCheck) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = make_problem<double>(300, 24, 4, 13);
+  gd_options o;
+  o.tolerance = 1e-10;
+  std::vector<fusekit::fit_progress> seen;
+  o.progress = [&](const fusekit::fit_progress& now) { seen.push_back(now); };
+  std::vector<double> W;
+  auto const cublas = gpu_fit(p, W, o, 2);
+  ASSERT_FALSE(seen.empty());
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(64 * (k + 1)));
+  }
+  EXPECT_EQ(seen.back().running, 0);
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>((cublas.most_iterations() + 63) / 64));
+  seen.clear();
+  auto const single = gpu_fit(p, W, o, 1);
+  ASSERT_EQ(seen.size(), 1u);  // one launch: reported once, at the end
+  EXPECT_EQ(seen[0].iteration, single.most_iterations());
+  EXPECT_EQ(seen[0].running, 0);
+}
+
+// Extents whose element count wraps int64 would size a workspace too small
+// for the buffers the fit then writes: rejected, naming the matrix. A host
+// function: no device needed.
+TEST(FitWorkspace, ExtentsThatWrapAreRejected) {
+  std::int64_t const huge = std::int64_t{1} << 62;
+  try {
+    (void)fusekit::fit_workspace_bytes<float>(huge, 4, 1);
+    ADD_FAILURE() << "accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("X (K x L) is"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)fusekit::fit_workspace_bytes<double>(8, std::int64_t{1} << 32, std::int64_t{1} << 32),
+               fusekit::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+// Conjugate gradients with Jacobi on raw-unit data: both GPU paths run the
+// CPU's CG body (detail/train/conjugate_gradient.hpp) and agree with the CPU and
+// with the long-double least-squares reference.
+TEST(GpuFit, ConjugateGradientWithJacobiOnBothPathsMatchesTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = fusekit::test::make_raw_problem<double>(300, 12, 3, 31, 0.1);
+  auto const W_star = fusekit::test::least_squares_reference(p);
+  gd_options o;
+  o.method = gd_method::conjugate_gradient;
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  o.relative_tolerance = 1e-13;
+  o.tolerance = 1e-300;
+  o.max_iterations = 10000;
+  o.formulation = gd_formulation::gram;
+  std::vector<double> Wc, Ws, Wb;
+  auto const cpu = cpu_fit(p, Wc, o);
+  ASSERT_TRUE(cpu.all_converged());
+  for (int path : {1, 2}) {
+    std::vector<double>& W = path == 1 ? Ws : Wb;
+    auto const gpu = gpu_fit(p, W, o, path);
+    for (std::size_t n = 0; n < gpu.outputs.size(); ++n) {
+      EXPECT_EQ(gpu.outputs[n].status, fit_status::converged) << path;
+      EXPECT_EQ(gpu.outputs[n].rule, fusekit::stop_rule::relative_tolerance) << path;
+      EXPECT_LE(gpu.outputs[n].iterations, 4 * p.L) << path;
+    }
+    EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-8) << path;
+    std::vector<long double> const cpu_w(Wc.begin(), Wc.end());
+    EXPECT_LE(fusekit::test::relative_error(W, cpu_w), 1e-8) << path;
+  }
+  o.formulation = gd_formulation::direct;  // CGLS on the cuBLAS path: X·d and Xᵀρ, the same bodies
+  auto const cgls = gpu_fit(p, Wb, o, 2);
+  EXPECT_STREQ(cgls.path, "cublas");
+  EXPECT_TRUE(cgls.all_converged());
+  EXPECT_LE(fusekit::test::relative_error(Wb, W_star), 1e-8);
+}
+
+// Scaled gradient descent on the GPU: the same iterates as the CPU's.
+TEST(GpuFit, JacobiPlainAndNesterovMatchTheCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = fusekit::test::make_raw_problem<double>(200, 8, 2, 32, 0.1);
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {
+    gd_options o;
+    o.method = m;
+    o.preconditioner = fusekit::gd_preconditioner::jacobi;
+    o.tolerance = 1e-300;
+    o.max_iterations = 300;
+    o.formulation = gd_formulation::gram;
+    std::vector<double> Wc, Wg;
+    auto const cpu = cpu_fit(p, Wc, o);
+    for (int path : {1, 2}) {
+      auto const gpu = gpu_fit(p, Wg, o, path);
+      expect_same_fit(gpu, Wg, cpu, Wc, 1e-9 * 1e3);  // W's entries reach 10^3 (units of 10^-3)
+    }
+  }
+}
+
+}  // namespace
