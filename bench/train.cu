@@ -222,7 +222,7 @@ void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
     fusekit::bench::host_timer const timer(seconds);  // fit synchronizes: wall time is GPU time plus launch
     r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(d.X.data(), K, L), cmatrix<T>(d.Y.data(), K, N),
                                  fusekit::matrix<T>(d.W.data(), N, L), options<T>(m, f, fixed),
-                                 static_cast<fusekit::detail::fit_path>(path));
+                                 static_cast<fusekit::detail::forced_path>(path));
   }
   report(state, r, seconds);
 }

@@ -9,6 +9,7 @@ loops), the no-throw contract, the overflow checks and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
     scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
+    scripts/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
 
 Prints one line per mutant and the score (killed / planted)."""
 import argparse, concurrent.futures, os, shutil, subprocess, sys, tempfile
@@ -38,7 +39,7 @@ MUTANTS = [
     ("cg-beta-zero", "detail/train/conjugate_gradient.hpp", "T const beta = s.started ? gamma / s.gamma : T(0);",
      "T const beta = T(0);", ["train"]),
     ("cg-no-confirmation", "detail/train/conjugate_gradient.hpp",
-     "if (stop == int(fit_status::converged) && !true_residual) {", "if (false) {", ["descent", "train"]),
+     "if (stop.is(fit_status::converged) && !true_residual) {", "if (false) {", ["descent", "train"]),
     ("cg-no-restart", "detail/train/conjugate_gradient.hpp", "    s.started = false;\n", "\n", ["descent", "train"]),
     ("cg-short-step", "detail/train/conjugate_gradient.hpp", "T const alpha = s.gamma / curvature;",
      "T const alpha = T(0.9) * s.gamma / curvature;", ["train"]),
@@ -63,8 +64,8 @@ MUTANTS = [
      ["advtrain"]),
     ("empty-container-data", "detail/core/ranges.hpp", "P const p = n == 0 ? P{} : raw_pointer(r.data());",
      "P const p = raw_pointer(r.data());", ["containers_ubsan"]),
-    ("min-nan-first-only", "reduce_types.hpp", "if (nan_x || nan_y) {", "if (nan_x) {", ["reduce_op"]),
-    ("min-on-values-ties-first", "reduce_types.hpp", "return (larger ? kx < ky : ky < kx) ? y : x;",
+    ("min-nan-first-only", "detail/core/extremum.hpp", "if (nan_x || nan_y) {", "if (nan_x) {", ["reduce_op"]),
+    ("min-on-values-ties-first", "detail/core/extremum.hpp", "return (larger ? kx < ky : ky < kx) ? y : x;",
      "return (larger ? x < y : y < x) ? y : x;", ["reduce_op"]),
     ("vector-min-nan-first-only", "detail/team/host_vector.hpp", "lanes const either_nan = nan_x | nan_y;",
      "lanes const either_nan = nan_x;", ["reduce_op"]),
@@ -153,7 +154,18 @@ def main():
     a.add_argument("--jobs", type=int, default=1)
     a.add_argument("--only", default="")
     a.add_argument("--keep", default=None)
+    a.add_argument("--check", action="store_true")
     args = a.parse_args()
+    if args.check:  # the texts follow their code when it moves: nothing built
+        stale = 0
+        for mid, path, old, _, _ in MUTANTS:
+            full = os.path.join(ROOT, "include", "fusekit", path)
+            count = open(full, encoding="utf-8").read().count(old) if os.path.exists(full) else 0
+            if count != 1:
+                stale += 1
+                print("%s: its text is in %s %d times, not once" % (mid, path, count))
+        print("%d mutants, %d stale" % (len(MUTANTS), stale))
+        return 1 if stale else 0
     chosen = [m for m in MUTANTS if not args.only or m[0] in args.only.split(",")]
     killed = planted = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

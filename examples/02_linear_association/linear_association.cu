@@ -132,8 +132,9 @@ int main(int argc, char** argv) {
     std::printf(
         "  %-9s %-13s %s, lr %.3g, %lld iterations (slowest output), %.1f ms; max |W - W_true| %.1e, max |Y_hat - Y| "
         "%.1e\n",
-        fusekit::to_string(method), report.path, report.all_converged() ? "all converged" : "NOT all converged",
-        report.learning_rate, static_cast<long long>(report.most_iterations()), ms, w_err, y_err);
+        fusekit::to_string(method), fusekit::to_string(report.path),
+        report.all_converged() ? "all converged" : "NOT all converged", report.learning_rate,
+        static_cast<long long>(report.most_iterations()), ms, w_err, y_err);
     // Converged means gradᵀgrad < 1e-8 (CG: the relative rule, 1e-12); on this consistent system W then
     // sits within ~1e-4 of W_true.
     ok = ok && report.all_converged() && w_err < 1e-3 && y_err < 1e-3;

@@ -72,20 +72,9 @@ std::size_t sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm) {
 template <class T, class Acc>
 Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
         ::cuda::std::span<std::byte> workspace) {
-  const char* const f = "fusekit::sum";
   detail::check_accumulator<T, Acc>();
-  detail::check_sum_inputs(f, detail::reduce_input(in));
-  detail::check_reduce_algorithm<plus, Acc>(f, algorithm);
-  detail::expect_workspace(f, workspace, [&] { return sum_workspace_bytes<T, Acc>(in.size(), algorithm); },
-                           "sum_workspace_bytes", detail::reduce_input(in), {});
-  detail::workspace_arena arena(workspace, f);
-  return detail::device_scalar_result<Acc>(
-      policy,
-      [&](Acc* out) {
-        detail::gpu_reduce(policy, detail::array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                           static_cast<std::int64_t>(in.size()), out, algorithm, plus{}, Acc(0), &arena);
-      },
-      &arena);
+  return detail::run(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{}, workspace,
+                     detail::workspace_given{});
 }
 
 /// Bytes of workspace `transform_reduce_sum` and `transform_reduce` need for
@@ -97,8 +86,7 @@ std::size_t transform_reduce_workspace_bytes(reduce_algorithm algorithm, const O
   detail::check_transform_accumulator<Acc>();
   std::int64_t const n =
       detail::check_sum_inputs("fusekit::transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...));
-  return detail::reduction_workspace_bytes<Acc>(detail::make_transform_source<Acc>(op, ins...), plus{}, n, algorithm,
-                                                true);
+  return detail::transform_workspace_bytes<Acc>(n, algorithm, op, true, ins...);
 }
 
 /// `transform_reduce_sum` on the GPU with a caller-supplied workspace (at least
@@ -108,15 +96,9 @@ std::size_t transform_reduce_workspace_bytes(reduce_algorithm algorithm, const O
 template <class Acc, class Op, class... Ins>
 void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorithm, Op op,
                           ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce_sum";
   detail::check_transform_accumulator<Acc>();
-  std::int64_t const n = detail::check_transform_reduce(f, out, ins...);
-  detail::check_reduce_algorithm<plus, Acc>(f, algorithm);
-  detail::expect_workspace(
-      f, workspace, [&] { return transform_reduce_workspace_bytes<Acc>(algorithm, op, ins...); },
-      "transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...), detail::describe_out(out));
-  detail::workspace_arena arena(workspace, f);
-  detail::gpu_reduce(policy, detail::make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0), &arena);
+  detail::run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, workspace, detail::workspace_given{},
+              ins...);
 }
 
 /// `transform_reduce` on the GPU allocating nothing: the result's slot and the
@@ -125,20 +107,9 @@ void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorit
 template <class Acc, class Op, class... Ins>
 Acc transform_reduce(const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce";
   detail::check_transform_accumulator<Acc>();
-  std::int64_t const n = detail::check_sum_inputs(f, detail::transform_reduce_inputs(ins...));
-  detail::check_reduce_algorithm<plus, Acc>(f, algorithm);
-  detail::expect_workspace(f, workspace, [&] { return transform_reduce_workspace_bytes<Acc>(algorithm, op, ins...); },
-                           "transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...), {});
-  detail::workspace_arena arena(workspace, f);
-  return detail::device_scalar_result<Acc>(
-      policy,
-      [&](Acc* out) {
-        detail::gpu_reduce(policy, detail::make_transform_source<Acc>(op, ins...), n, out, algorithm, plus{}, Acc(0),
-                           &arena);
-      },
-      &arena);
+  return detail::run(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, workspace,
+                     detail::workspace_given{}, ins...);
 }
 
 }  // namespace fusekit

@@ -139,10 +139,8 @@ template <class Policy, class T, class Acc = accumulator_t<T>>
 Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm = reduce_algorithm::deterministic,
         accumulate_in<Acc> = {}) {
   detail::check_accumulator<T, Acc>();
-  if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
-    run(detail::check_tag{}, policy, [&] { detail::check_sum_inputs("fusekit::sum", detail::reduce_input(in)); });
-    return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
-               [&](Acc* out) { reduce_sum(policy, in, out, algorithm); });
+  if constexpr (detail::policy_usable<detail::sum_tag, Policy>()) {
+    return run(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{});
   } else {
     return Acc{};
   }
@@ -192,11 +190,8 @@ template <class Policy, class Acc, class Op, class... Ins>
 Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  if constexpr (detail::policy_usable<detail::scalar_result_tag, Policy>()) {
-    run(detail::check_tag{}, policy,
-        [&] { detail::check_sum_inputs("fusekit::transform_reduce", detail::transform_reduce_inputs(ins...)); });
-    return run(detail::scalar_result_tag{}, policy, accumulate_in<Acc>{},
-               [&](Acc* out) { transform_reduce_sum(policy, out, algorithm, op, ins...); });
+  if constexpr (detail::policy_usable<detail::transform_reduce_tag, Policy>()) {
+    return run(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, ins...);
   } else {
     return Acc{};
   }

@@ -101,17 +101,9 @@ enum class fit_status : int {
 
 /// The status's name: "converged", "max_iterations", "diverged" or "stalled".
 constexpr const char* to_string(fit_status s) {
-  switch (s) {
-    case fit_status::converged:
-      return "converged";
-    case fit_status::max_iterations:
-      return "max_iterations";
-    case fit_status::diverged:
-      return "diverged";
-    case fit_status::stalled:
-      return "stalled";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"converged", "max_iterations", "diverged", "stalled"};
+  const auto i = static_cast<unsigned>(s);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
 }
 /// The method's name: "plain", "nesterov" or "conjugate_gradient".
 constexpr const char* to_string(gd_method m) {
@@ -121,27 +113,32 @@ constexpr const char* to_string(gd_method m) {
 constexpr const char* to_string(gd_preconditioner p) { return p == gd_preconditioner::none ? "none" : "jacobi"; }
 /// The rule's name, as the enumerator is spelled.
 constexpr const char* to_string(stop_rule r) {
-  switch (r) {
-    case stop_rule::none:
-      return "none";
-    case stop_rule::tolerance:
-      return "tolerance";
-    case stop_rule::relative_tolerance:
-      return "relative_tolerance";
-    case stop_rule::max_iterations:
-      return "max_iterations";
-    case stop_rule::non_finite:
-      return "non_finite";
-    case stop_rule::growth:
-      return "growth";
-    case stop_rule::rounding_floor:
-      return "rounding_floor";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"none",       "tolerance", "relative_tolerance", "max_iterations",
+                                   "non_finite", "growth",    "rounding_floor"};
+  const auto i = static_cast<unsigned>(r);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
 }
 /// The formulation's name: "automatic", "direct" or "gram".
 constexpr const char* to_string(gd_formulation f) {
   return f == gd_formulation::direct ? "direct" : (f == gd_formulation::gram ? "gram" : "automatic");
+}
+
+/// The code path a fit took (fit_report::path), for logs and benchmarks.
+enum class fit_path {
+  cpu,                 ///< fusekit::cpu
+  single_launch,       ///< fusekit::cuda: one kernel runs every iteration, A in shared memory
+  cublas,              ///< fusekit::cuda: per iteration a cuBLAS GEMM and one launch of the step
+  mpi,                 ///< fusekit::mpi
+  nccl_single_launch,  ///< fusekit::nccl over the single-launch path
+  nccl_cublas,         ///< fusekit::nccl over the cuBLAS path
+};
+
+/// The path's name: "cpu", "single_launch", "cublas", "mpi",
+/// "nccl/single_launch" or "nccl/cublas".
+constexpr const char* to_string(fit_path p) {
+  constexpr const char* names[] = {"cpu", "single_launch", "cublas", "mpi", "nccl/single_launch", "nccl/cublas"};
+  const auto i = static_cast<unsigned>(p);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
 }
 
 /// Where a long fit stands, for `gd_options::progress`: enough for a log
@@ -224,7 +221,7 @@ struct fit_report {
   std::vector<output_report> outputs;                      ///< one per row of W
   double learning_rate = 0;                                ///< the one used
   gd_formulation formulation = gd_formulation::automatic;  ///< the one used
-  const char* path = "cpu";  ///< "cpu", "single_launch", "cublas", "mpi", "nccl/single_launch" or "nccl/cublas"
+  fit_path path = fit_path::cpu;                           ///< the code path it took (`to_string` names it)
 
   /// Whether every output converged: the one check most callers need.
   [[nodiscard]] bool all_converged() const {

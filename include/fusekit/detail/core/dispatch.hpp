@@ -3,9 +3,10 @@
 /// \file
 /// The one dispatch mechanism. A public function (`fusekit::transform`,
 /// `reduce_sum`, `fit`, ...) calls `run(<algorithm>_tag{}, policy, args...)`
-/// unqualified. Each backend defines its `run` overloads for its own policy,
-/// next to its code: cpu/<algorithm>.hpp for `fusekit::cpu`,
-/// cuda/<algorithm>.cuh for `fusekit::cuda`. The tag lives in this namespace, so
+/// unqualified, once: the backend checks the arguments and runs the call.
+/// Each backend defines its `run` overloads for its own policy, next to its
+/// code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`,
+/// detail/<algorithm>/cuda.cuh for `fusekit::cuda`. The tag lives in this namespace, so
 /// argument-dependent lookup at instantiation finds the overloads of every
 /// backend included by then, and g++ never needs to see the CUDA ones.
 
@@ -20,18 +21,10 @@ struct transform_tag {};
 struct reduce_sum_tag {};
 struct reduce_tag {};
 struct transform_reduce_sum_tag {};
-struct scalar_result_tag {};  ///< run(scalar_result_tag, policy, enqueue): a host value from a call writing *out
+struct sum_tag {};               ///< run(sum_tag, policy, in, algorithm, accumulate_in<Acc>): Σ in as a host value
+struct transform_reduce_tag {};  ///< run(transform_reduce_tag, policy, algorithm, accumulate_in<Acc>, op, ins...)
 struct fit_tag {};
 struct predict_tag {};
-struct check_tag {};  ///< run(check_tag, policy, checks): a public function's argument checks
-
-/// Argument checks at a public entry point run where they are; a policy over
-/// several processes (fusekit::mpi) overloads this so that every rank throws
-/// when any rank's arguments fail.
-template <class Policy, class Checks>
-void run(check_tag, const Policy&, const Checks& checks) {
-  checks();
-}
 
 /// The execution policies: fusekit::cpu and fusekit::cuda, and those an
 /// optional header adds (fusekit::mpi in mpi.hpp) by specializing this.
@@ -42,8 +35,8 @@ template <class Policy>
 inline constexpr bool is_policy_v = is_execution_policy<Policy>::value;
 
 /// Whether the backend of `Policy` for algorithm `Tag` has been included: the
-/// CPU's always is (the public headers include it); each cuda/*.cuh says so for
-/// its own algorithms.
+/// CPU's always is (the public headers include it); each detail/*/cuda.cuh
+/// says so for its own algorithms.
 template <class Tag, class Policy>
 struct backend_available : std::bool_constant<std::is_same_v<Policy, cpu>> {};
 

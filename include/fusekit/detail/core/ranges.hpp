@@ -8,6 +8,7 @@
 /// says which memory it holds, a policy that cannot read that memory is a
 /// compile error that says so.
 
+#include <fusekit/detail/core/memory_space.hpp>
 #include <fusekit/policy.hpp>
 
 #include <cuda/std/span>
@@ -49,8 +50,6 @@ auto raw_pointer(P p) {
   }
 }
 
-enum class memory_kind { unknown, host, device };
-
 template <class R, class = void>
 struct has_std_allocator : std::false_type {};
 template <class R>
@@ -64,18 +63,18 @@ struct is_std_array<std::array<T, N>> : std::true_type {};
 
 /// Which memory a container holds, when its type says: a fancy pointer from
 /// data() is device memory (thrust::device_vector), std::allocator or
-/// std::array host memory; a span or raw pointer cannot tell.
+/// std::array pageable host memory; a span or raw pointer cannot tell.
 template <class R>
-constexpr memory_kind memory_of() {
+constexpr memory_space memory_of() {
   using C = std::remove_cv_t<std::remove_reference_t<R>>;
   if constexpr (!is_contiguous_range<C>::value || is_span<C>::value) {
-    return memory_kind::unknown;
+    return memory_space::unknown;
   } else if constexpr (!std::is_pointer_v<data_t<C>>) {
-    return memory_kind::device;
+    return memory_space::device;
   } else if constexpr (has_std_allocator<C>::value || is_std_array<C>::value) {
-    return memory_kind::host;
+    return memory_space::pageable;
   } else {
-    return memory_kind::unknown;
+    return memory_space::unknown;
   }
 }
 
@@ -84,7 +83,7 @@ constexpr memory_kind memory_of() {
 /// the host-data pipeline); `fusekit::cpu` cannot read device memory.
 template <class Policy, class... Rs>
 constexpr bool memory_usable() {
-  constexpr bool device_on_cpu = std::is_same_v<Policy, cpu> && ((memory_of<Rs>() == memory_kind::device) || ...);
+  constexpr bool device_on_cpu = std::is_same_v<Policy, cpu> && ((memory_of<Rs>() == memory_space::device) || ...);
   static_assert(!device_on_cpu,
                 "fusekit::cpu reads host memory, and a container here holds device memory (e.g. a "
                 "thrust::device_vector): use fusekit::cuda{stream}, or copy it to a std::vector");

@@ -96,25 +96,37 @@ Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int
   return all;
 }
 
-template <class Checks>
-void run(check_tag, const mpi& policy, const Checks& checks) {
-  collective_check(policy.comm, call_key("argument checks"), checks);
-}
-
 template <class Out, class Op, class... Ins>
 void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
          ::cuda::std::span<Ins>... ins) {
   run(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
 }
 
+/// The call key of a sum of T in Acc (reduce_sum, sum).
 template <class T, class Acc>
-void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
-  const char* const f = "fusekit::reduce_sum";
-  call_key key(f);
+call_key sum_key(const char* function, reduce_algorithm algorithm) {
+  call_key key(function);
   key.add("element type", type_code<std::remove_cv_t<T>>())
       .add("accumulator type", type_code<Acc>())
       .add("algorithm", algorithm);
-  collective_check(policy.comm, key, [&] {
+  return key;
+}
+
+/// The call key of a sum of op over inputs Ins in Acc (transform_reduce(_sum)).
+template <class Acc, class Op, class... Ins>
+call_key transform_sum_key(const char* function, reduce_algorithm algorithm) {
+  call_key key(function);
+  key.add("input types", type_code<std::tuple<std::remove_cv_t<Ins>...>>())
+      .add("accumulator type", type_code<Acc>())
+      .add("op", type_code<Op>())
+      .add("algorithm", algorithm);
+  return key;
+}
+
+template <class T, class Acc>
+void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+  const char* const f = "fusekit::reduce_sum";
+  collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
     check_reduce(f, in, out);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
   });
@@ -122,21 +134,39 @@ void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, r
                     algorithm, plus{}, Acc(0));
 }
 
+template <class T, class Acc>
+Acc run(sum_tag, const mpi& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+  const char* const f = "fusekit::sum";
+  std::int64_t n = 0;
+  collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
+    n = check_sum_inputs(f, reduce_input(in));
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  return mpi_reduce(f, policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, plus{}, Acc(0));
+}
+
 template <class Acc, class Op, class... Ins>
 void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
          ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t n = 0;
-  call_key key(f);
-  key.add("input types", type_code<std::tuple<std::remove_cv_t<Ins>...>>())
-      .add("accumulator type", type_code<Acc>())
-      .add("op", type_code<Op>())
-      .add("algorithm", algorithm);
-  collective_check(policy.comm, key, [&] {
+  collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
     n = check_transform_reduce(f, out, ins...);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
   });
   *out = mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+Acc run(transform_reduce_tag, const mpi& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
+        ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce";
+  std::int64_t n = 0;
+  collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
+    n = check_sum_inputs(f, transform_reduce_inputs(ins...));
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+  });
+  return mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
 template <class T, class Acc, class Op>
@@ -154,13 +184,6 @@ void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const
   });
   *out = mpi_reduce("fusekit::reduce", policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
                     static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
-}
-
-template <class R, class Enqueue>
-R run(scalar_result_tag, const mpi&, accumulate_in<R>, const Enqueue& enqueue) {
-  R value{};
-  enqueue(&value);
-  return value;
 }
 
 template <class T>
@@ -206,7 +229,7 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   fit_report report = cpu_fit_checked(
       local, X, Y, W, collective, K,
       [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); }, false);
-  report.path = "mpi";
+  report.path = fusekit::fit_path::mpi;
   return report;
 }
 

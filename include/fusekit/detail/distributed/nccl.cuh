@@ -195,11 +195,6 @@ void run(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<
   run(transform_tag{}, p.local, site, out, op, ins...);  // local: this rank's elements
 }
 
-template <class Checks>
-void run(check_tag, const nccl& p, const Checks& checks) {
-  nccl_collective_check(p, checks);
-}
-
 template <class T, class Acc>
 void run(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
@@ -225,11 +220,32 @@ void run(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm alg
   nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out);
 }
 
-template <class R, class Enqueue>
-R run(scalar_result_tag, const nccl& p, accumulate_in<R>, const Enqueue& enqueue) {
-  return device_scalar_result<R>(p.local, enqueue);
+template <class T, class Acc>
+Acc run(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+  const char* const f = "fusekit::sum";
+  std::int64_t n = 0;
+  nccl_collective_check(p, [&] {
+    n = check_sum_inputs(f, reduce_input(in));
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+    expect_device_views(f, in.data());
+  });
+  return device_scalar_result<Acc>(
+      p.local, [&](Acc* out) { nccl_sum(f, p, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, out); });
 }
 
+template <class Acc, class Op, class... Ins>
+Acc run(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
+        ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce";
+  std::int64_t n = 0;
+  nccl_collective_check(p, [&] {
+    n = check_sum_inputs(f, transform_reduce_inputs(ins...));
+    check_reduce_algorithm<plus, Acc>(f, algorithm);
+    expect_device_views(f, ins.data()...);
+  });
+  return device_scalar_result<Acc>(
+      p.local, [&](Acc* out) { nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out); });
+}
 template <class T>
 fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   const char* const f = "fusekit::fit";
@@ -248,13 +264,14 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
     FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
                                    p.local.stream));
   };
-  fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, fit_path::automatic, nullptr,
+  fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, forced_path::automatic, nullptr,
                                       [&](const cublas_context& cublas, T* A, T* B) {
                                         gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
                                         sum_over_ranks(A, L * L);
                                         sum_over_ranks(B, N * L);
                                       });
-  report.path = std::strcmp(report.path, "single_launch") == 0 ? "nccl/single_launch" : "nccl/cublas";
+  report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
+                                                                : fusekit::fit_path::nccl_cublas;
   return report;
 }
 

@@ -159,7 +159,7 @@ class pinned_cache {
 /// fusekit's cache. Given back in the destructor, after `end` (an event
 /// recorded on the caller's stream at the end of the call) for the cache; a
 /// caller's resource gets it back after the host waits for `end`.
-class pinned_staging {
+class pinned_staging : unique_owner {
  public:
   pinned_staging(const cuda& policy, std::size_t bytes) : policy_(policy), bytes_(bytes) {
     if (bytes_ == 0) { return; }
@@ -170,8 +170,6 @@ class pinned_staging {
       data_ = static_cast<std::byte*>(policy_.pinned.allocate(bytes_, workspace_alignment));
     }
   }
-  pinned_staging(const pinned_staging&) = delete;
-  pinned_staging& operator=(const pinned_staging&) = delete;
   ~pinned_staging() {
     if (bytes_ == 0) { return; }
     if (entry_ != nullptr) {

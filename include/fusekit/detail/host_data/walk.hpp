@@ -25,6 +25,7 @@
 /// scope, whether the walk ends or throws: no slot is handed back while a copy
 /// may still read or write it.
 
+#include <fusekit/detail/core/memory_space.hpp>
 #include <fusekit/detail/host_data/host_copy.hpp>
 #include <fusekit/detail/host_data/plan.hpp>
 
@@ -37,13 +38,6 @@
 
 namespace fusekit {
 namespace detail {
-
-/// Where a view's memory lives, as a call on `fusekit::cuda` must treat it.
-enum class memory_space : std::uint8_t {
-  device,    ///< device or managed memory: kernels read and write it in place
-  pinned,    ///< page-locked host memory: copied by DMA
-  pageable,  ///< ordinary host memory: staged through pinned buffers
-};
 
 /// One view of a pipelined call: its bytes per element and where it lives.
 struct pipeline_view {

@@ -272,12 +272,19 @@ void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const
                          static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
 }
 
-/// A host value from a call that writes it: on the CPU, a local.
-template <class R, class Enqueue>
-R run(scalar_result_tag, const cpu&, accumulate_in<R>, const Enqueue& enqueue) {
-  R result{};
-  enqueue(&result);
-  return result;
+template <class T, class Acc>
+Acc run(sum_tag, const cpu& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+  std::int64_t const n = check_sum_inputs("fusekit::sum", reduce_input(in));
+  check_reduce_algorithm<plus, Acc>("fusekit::sum", algorithm);
+  return cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, plus{}, Acc(0));
+}
+
+template <class Acc, class Op, class... Ins>
+Acc run(transform_reduce_tag, const cpu& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
+        ::cuda::std::span<Ins>... ins) {
+  std::int64_t const n = check_sum_inputs("fusekit::transform_reduce", transform_reduce_inputs(ins...));
+  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce", algorithm);
+  return cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
 }  // namespace detail

@@ -17,7 +17,7 @@
 /// then the chunk results with CUB (for plus, minimum and maximum, whose init
 /// may be applied twice). A result in host memory is copied there at the end.
 
-#include <fusekit/detail/reduce/cuda_device.cuh>  // and with it the kernels, the tree, the sources, the checks
+#include <fusekit/detail/reduce/cuda_anywhere.cuh>  // and with it cuda_device.cuh, the kernels, the tree, the checks
 #include <fusekit/detail/host_data/cuda_driver.cuh>
 #include <fusekit/policy.hpp>
 
@@ -40,6 +40,9 @@ namespace fusekit {
 namespace detail {
 
 // This file is the GPU backend of these algorithms (see detail/core/dispatch.hpp).
+/// Marks the overloads that take a caller's workspace (reduce.cuh).
+struct workspace_given {};
+
 template <>
 struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
 template <>
@@ -47,116 +50,9 @@ struct backend_available<reduce_tag, cuda> : std::true_type {};
 template <>
 struct backend_available<transform_reduce_sum_tag, cuda> : std::true_type {};
 template <>
-struct backend_available<scalar_result_tag, cuda> : std::true_type {};
-
-/// *out = init ⊕ the n values that `make_src(device pointers of the chunk)`
-/// reads, with inputs in host memory: reduced chunk by chunk as the pipeline
-/// brings them (see the file comment). `out` is device memory.
-template <class Acc, class Op, std::size_t I, class MakeSrc>
-void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
-                          reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
-                          const MakeSrc& make_src) {
-  using src_t = decltype(make_src(std::array<const std::byte*, I>{}));
-  cudaStream_t const stream = policy.stream;
-  bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
-  // CUB takes an init per pass: the chunks' passes get plus's 0, or min's and max's init again.
-  constexpr bool two_passes_fit =
-      std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> || std::is_same_v<Op, maximum>;
-  Acc const chunk_init = std::is_same_v<Op, plus> ? Acc(0) : init;
-  FUSEKIT_EXPECTS(algorithm != reduce_algorithm::cub || two_passes_fit,
-                  std::string(function) +
-                      ": reduce_algorithm::cub over host memory takes fusekit::plus, minimum "
-                      "or maximum (CUB reduces each chunk, then the chunks); use deterministic");
-  if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
-  if (n == 0) { return; }
-  pipeline_view const none{};
-  std::int64_t const align = algorithm == reduce_algorithm::deterministic ? tree_tile : pipeline_vector_align;
-  std::int64_t const chunk = pipeline_chunk_for(policy, widest_element(views, none), align);
-  std::int64_t const chunks = (n + chunk - 1) / chunk;
-  // Temporaries: the tree's levels, or CUB's scratch and one result per chunk.
-  std::size_t cub_bytes = 0;
-  if (algorithm == reduce_algorithm::cub) {
-    cub_bytes = std::max(cub_temp_bytes<Acc>(make_src(std::array<const std::byte*, I>{}), op, chunk),
-                         cub_temp_bytes<Acc>(array_source<Acc, Acc>{nullptr}, op, chunks));
-  }
-  std::size_t const partial_at = align_up(cub_bytes);
-  std::size_t const temp_bytes = algorithm == reduce_algorithm::deterministic ? tree_temp_bytes<Acc>(n)
-                                 : algorithm == reduce_algorithm::cub
-                                     ? partial_at + static_cast<std::size_t>(chunks) * sizeof(Acc)
-                                     : 0;
-  stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes));
-  std::int64_t const tiles = tree_level_size(n);
-  Acc* const buffers[2] = {
-      reinterpret_cast<Acc*>(temp.get()),
-      reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
-  Acc* const partials = reinterpret_cast<Acc*>(temp.get() + partial_at);
-
-  run_pipeline(policy, n, align, views, none,
-               [&](cudaStream_t s, std::int64_t c, std::int64_t begin, std::int64_t count,
-                   const std::array<const std::byte*, I>& in, std::byte*) {
-                 src_t const src = make_src(in);
-                 if constexpr (atomic_op<Op, Acc>::exists) {
-                   if (algorithm == reduce_algorithm::naive_atomic) {
-                     auto const kernel = naive_atomic_kernel<Acc, src_t, Op>;
-                     int const block = tuning_of(policy).elementwise.block_threads;
-                     launch(kernel, reduce_grid(kernel, count, block, 0), block, 0, s, src, op, count, out);
-                   } else if (algorithm == reduce_algorithm::block_atomic) {
-                     auto const kernel = block_atomic_kernel<Acc, src_t, Op>;
-                     launch(kernel, reduce_grid(kernel, count, block_atomic_threads, 0), block_atomic_threads, 0, s,
-                            src, op, count, out);
-                   }
-                 }
-                 if (algorithm == reduce_algorithm::cub) {
-                   std::size_t bytes = cub_bytes;
-                   FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp.get(), bytes, cub_input(src), partials + c, count,
-                                                              cub_op<Acc>(op), chunk_init, s));
-                 } else if (algorithm == reduce_algorithm::deterministic) {
-                   // Chunks start on tiles, so this is the first level's tiles begin / 8192, ...
-                   auto const kernel = tree_level_kernel<Acc, src_t, Op>;
-                   launch(kernel, tree_grid(kernel, count, 0), tree_lanes, 0, s, src, op, count,
-                          tiles == 1 ? out : buffers[0] + begin / tree_tile, tiles == 1, init);
-                 }
-               });
-  if (algorithm == reduce_algorithm::cub) {
-    std::size_t bytes = cub_bytes;
-    FUSEKIT_CUDA_TRY(
-        cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
-  } else if (algorithm == reduce_algorithm::deterministic) {
-    gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, 0);
-  }
-}
-
-/// `gpu_reduce` for inputs and a result anywhere: device views take
-/// `gpu_reduce` as they are; host inputs take the pipeline, and a host result
-/// is copied to `out` at the end (a pageable one synchronizes). `make_src`
-/// makes the source from the inputs' (device) pointers. Workspace calls
-/// (`arena`) take device memory only.
-template <class Acc, class Op, std::size_t I, class MakeSrc>
-void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out, reduce_algorithm algorithm,
-                         const Op& op, Acc init, const std::array<pipeline_view, I>& views, const MakeSrc& make_src,
-                         workspace_arena* arena = nullptr) {
-  memory_space const out_space = memory_space_of(out);
-  bool const host_in = any_on_host(views);
-  if (!host_in && out_space == memory_space::device) {
-    std::array<const std::byte*, I> in{};
-    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
-    gpu_reduce(policy, make_src(in), n, out, algorithm, op, init, arena);
-    return;
-  }
-  FUSEKIT_EXPECTS(arena == nullptr, std::string(function) +
-                                        ": a call with a workspace takes device memory only (in and out); "
-                                        "call the overload without a workspace for host memory");
-  stream_buffer<Acc> const result(policy, 1);
-  if (host_in) {
-    gpu_reduce_pipelined(function, policy, n, result.get(), algorithm, op, init, views, make_src);
-  } else {
-    std::array<const std::byte*, I> in{};
-    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
-    gpu_reduce(policy, make_src(in), n, result.get(), algorithm, op, init);
-  }
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(out, result.get(), sizeof(Acc), cudaMemcpyDeviceToHost, policy.stream));
-  if (out_space == memory_space::pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream)); }
-}
+struct backend_available<sum_tag, cuda> : std::true_type {};
+template <>
+struct backend_available<transform_reduce_tag, cuda> : std::true_type {};
 
 /// Bytes a workspace needs for a reduction of n values of src: the result's
 /// slot first when the call returns a host value (`scalar`), then the temporaries.
@@ -225,17 +121,28 @@ transform_source<Acc, Op, Us...> source_from_pointers(const Op& op, const std::a
   return {op, ::cuda::std::tuple<const Us*...>(reinterpret_cast<const Us*>(p[I])...)};
 }
 
+/// The pipeline views of a transform_reduce's inputs.
+template <class... Ins>
+std::array<pipeline_view, sizeof...(Ins)> transform_views(::cuda::std::span<Ins>... ins) {
+  return {pipeline_view_of(ins)...};
+}
+
+/// Makes a transform_reduce's source from its inputs' device pointers.
+template <class Acc, class... Ins, class Op>
+auto transform_maker(const Op& op) {
+  return [op](const std::array<const std::byte*, sizeof...(Ins)>& p) {
+    return source_from_pointers<Acc, std::remove_cv_t<Ins>...>(op, p, std::index_sequence_for<Ins...>{});
+  };
+}
+
 template <class Acc, class Op, class... Ins>
 void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
          ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t const n = check_transform_reduce(f, out, ins...);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
-  gpu_reduce_anywhere(
-      f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, sizeof...(Ins)>{pipeline_view_of(ins)...},
-      [&op](const std::array<const std::byte*, sizeof...(Ins)>& p) {
-        return source_from_pointers<Acc, std::remove_cv_t<Ins>...>(op, p, std::index_sequence_for<Ins...>{});
-      });
+  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                      transform_maker<Acc, Ins...>(op));
 }
 
 template <class T, class Acc, class Op>
@@ -250,10 +157,103 @@ void run(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, cons
                       });
 }
 
-/// A host value from a call that writes it: a device scalar, copied back (synchronizes).
-template <class R, class Enqueue>
-R run(scalar_result_tag, const cuda& policy, accumulate_in<R>, const Enqueue& enqueue) {
-  return device_scalar_result<R>(policy, enqueue);
+/// Σ in as a host value: into a device scalar, copied back (synchronizes).
+template <class T, class Acc>
+Acc run(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+  const char* const f = "fusekit::sum";
+  std::int64_t const n = check_sum_inputs(f, reduce_input(in));
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  using U = std::remove_cv_t<T>;
+  return device_scalar_result<Acc>(policy, [&](Acc* out) {
+    gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0),
+                        std::array<pipeline_view, 1>{pipeline_view_of(in)},
+                        [](const std::array<const std::byte*, 1>& p) {
+                          return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
+                        });
+  });
+}
+
+/// `sum` with a caller's workspace: the scalar and the temporaries come from
+/// it, and nothing is allocated (synchronizes). Device memory only.
+template <class T, class Acc>
+Acc run(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
+        ::cuda::std::span<std::byte> workspace, workspace_given) {
+  const char* const f = "fusekit::sum";
+  using U = std::remove_cv_t<T>;
+  std::int64_t const n = check_sum_inputs(f, reduce_input(in));
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  expect_workspace(f, workspace, [&] { return array_workspace_bytes<T, Acc>(in.size(), algorithm, true); },
+                   "sum_workspace_bytes", reduce_input(in), {});
+  workspace_arena arena(workspace, f);
+  return device_scalar_result<Acc>(
+      policy,
+      [&](Acc* out) {
+        gpu_reduce_anywhere(
+            f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
+            [](const std::array<const std::byte*, 1>& p) {
+              return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
+            },
+            &arena);
+      },
+      &arena);
+}
+
+/// Bytes of workspace a transform_reduce(_sum) of n values of these inputs
+/// needs (the result's slot too when `scalar`); the inputs are checked by the
+/// caller.
+template <class Acc, class Op, class... Ins>
+std::size_t transform_workspace_bytes(std::int64_t n, reduce_algorithm algorithm, const Op& op, bool scalar,
+                                      ::cuda::std::span<Ins>... ins) {
+  return reduction_workspace_bytes<Acc>(make_transform_source<Acc>(op, ins...), plus{}, n, algorithm, scalar);
+}
+
+/// transform_reduce_sum with a caller's workspace: nothing is allocated.
+template <class Acc, class Op, class... Ins>
+void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
+         ::cuda::std::span<std::byte> workspace, workspace_given, ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce_sum";
+  std::int64_t const n = check_transform_reduce(f, out, ins...);
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  expect_workspace(
+      f, workspace, [&] { return transform_workspace_bytes<Acc>(n, algorithm, op, true, ins...); },
+      "transform_reduce_workspace_bytes", transform_reduce_inputs(ins...), describe_out(out));
+  workspace_arena arena(workspace, f);
+  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                      transform_maker<Acc, Ins...>(op), &arena);
+}
+
+/// Σ op(ins[i]...) as a host value (synchronizes); with a workspace
+/// (`workspace.data()` not null), nothing is allocated.
+template <class Acc, class Op, class... Ins>
+Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
+        ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce";
+  std::int64_t const n = check_sum_inputs(f, transform_reduce_inputs(ins...));
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  return device_scalar_result<Acc>(policy, [&](Acc* out) {
+    gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                        transform_maker<Acc, Ins...>(op));
+  });
+}
+
+/// transform_reduce with a caller's workspace: the result's slot and the
+/// temporaries come from it, nothing is allocated (synchronizes).
+template <class Acc, class Op, class... Ins>
+Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
+        ::cuda::std::span<std::byte> workspace, workspace_given, ::cuda::std::span<Ins>... ins) {
+  const char* const f = "fusekit::transform_reduce";
+  std::int64_t const n = check_sum_inputs(f, transform_reduce_inputs(ins...));
+  check_reduce_algorithm<plus, Acc>(f, algorithm);
+  expect_workspace(f, workspace, [&] { return transform_workspace_bytes<Acc>(n, algorithm, op, true, ins...); },
+                   "transform_reduce_workspace_bytes", transform_reduce_inputs(ins...), {});
+  workspace_arena arena(workspace, f);
+  return device_scalar_result<Acc>(
+      policy,
+      [&](Acc* out) {
+        gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                            transform_maker<Acc, Ins...>(op), &arena);
+      },
+      &arena);
 }
 
 }  // namespace detail

@@ -55,16 +55,15 @@ inline void expect_written_apart(const char* f, const named_range& written, cons
 }
 
 /// Counts the non-finite values of a view with the policy's own deterministic
-/// sum: its backend's one-pass transform_reduce, called directly (a fit's
-/// views are checked already), whose backend the caller has included.
+/// sum: its backend's one-pass transform_reduce, called directly, whose
+/// backend the caller has included.
 template <class Policy>
 struct non_finite_counter {
   const Policy& policy;
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
-    return run(scalar_result_tag{}, policy, accumulate_in<std::int64_t>{}, [&](std::int64_t* out) {
-      run(transform_reduce_sum_tag{}, policy, out, reduce_algorithm::deterministic, count_non_finite{}, values);
-    });
+    return run(transform_reduce_tag{}, policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{},
+               count_non_finite{}, values);
   }
 };
 

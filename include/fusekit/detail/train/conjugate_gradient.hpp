@@ -55,9 +55,9 @@ FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, desce
   auto const metric2 = [&]() { return p.jacobi ? gamma : scaled2(); };
   std::int64_t const it = s.report.iterations;
   s.report.grad_norm2 = static_cast<double>(r2);
-  int stop = early_stop(team, p, s, L, w, r2, metric2, scaling, it);
-  if (stop < 0) { stop = late_stop(p, s, r2, p.relative_tolerance2 > 0 ? metric2() : T(0), it); }
-  if (stop == int(fit_status::converged) && !true_residual) {
+  stop_verdict stop = early_stop(team, p, s, L, w, r2, metric2, scaling, it);
+  if (!stop.stops) { stop = late_stop(p, s, r2, p.relative_tolerance2 > 0 ? metric2() : T(0), it); }
+  if (stop.is(fit_status::converged) && !true_residual) {
     // The recurrence says converged: confirm it on b − A w, which the next
     // call computes with d = w (and, if it is not met, restarts CG from it).
     s.report.rule = stop_rule::none;
@@ -66,7 +66,7 @@ FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, desce
     team.sync();
     return true;
   }
-  if (stop < 0) {
+  if (!stop.stops) {
     T const beta = s.started ? gamma / s.gamma : T(0);
     team.for_each(L, [&](std::int64_t i) { d[i] = scaling(i) * r[i] + beta * d[i]; });
   }

@@ -259,7 +259,7 @@ fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, 
   cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
   fit_report report = cpu_fit_checked(policy, X, Y, W, o, X.extent(0), no_processes{}, true);
-  report.path = "cpu";
+  report.path = fusekit::fit_path::cpu;
   return report;
 }
 

@@ -55,8 +55,8 @@ struct backend_available<fit_tag, cuda> : std::true_type {};
 template <>
 struct backend_available<predict_tag, cuda> : std::true_type {};
 
-/// The path `fit` takes; tests and benchmarks force one.
-enum class fit_path { automatic, single_launch, cublas };
+/// The path `fit` takes on the GPU; tests and benchmarks force one.
+enum class forced_path { automatic, single_launch, cublas };
 
 /// Counts non-finite values on the GPU with the temporaries in `arena`, giving
 /// them back after each count (the fit's own buffers come later).
@@ -106,11 +106,11 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
 
 template <class T, class MakeGram>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           fit_path forced, workspace_arena* from, const MakeGram& make_gram);
+                           forced_path forced, workspace_arena* from, const MakeGram& make_gram);
 
 template <class T>
 fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                   fit_path forced, ::cuda::std::span<std::byte> workspace = {}) {
+                   forced_path forced, ::cuda::std::span<std::byte> workspace = {}) {
   const char* const f = "fusekit::fit";
   workspace_arena arena(workspace, f);
   workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
@@ -139,15 +139,15 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
 /// W, and X and Y where the direct formulation reads them, are device memory.
 template <class T, class MakeGram>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           fit_path forced, workspace_arena* from, const MakeGram& make_gram) {
+                           forced_path forced, workspace_arena* from, const MakeGram& make_gram) {
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
   FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
   gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
   bool const single =
-      forced == fit_path::single_launch ||
-      (forced == fit_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
+      forced == forced_path::single_launch ||
+      (forced == forced_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
   if (single) {
     FUSEKIT_EXPECTS(single_launch_fits<T>(L),
                     "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " + std::to_string(L) +
@@ -179,7 +179,7 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   fit_report report;
   report.learning_rate = learning_rate;
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
-  report.path = single ? "single_launch" : "cublas";
+  report.path = single ? fusekit::fit_path::single_launch : fusekit::fit_path::cublas;
   report.outputs.resize(static_cast<std::size_t>(N));
   if (single) {
     std::size_t const shared = single_launch_shared_bytes<T>(L);
@@ -220,7 +220,7 @@ struct on_device {
 /// `fit` with X, Y and W anywhere (see the file comment for host memory).
 template <class T>
 fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                            fit_path forced = fit_path::automatic) {
+                            forced_path forced = forced_path::automatic) {
   // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
   check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),

@@ -62,55 +62,56 @@ FUSEKIT_HD bool at_rounding_floor(const Team& team, const descent_params<T>& p, 
   return static_cast<double>(gd2) <= floor * floor;
 }
 
-/// The verdict of the monitor on g2 = gᵀg as a stop (or -1), with its rule in
+/// The verdict of the monitor on g2 = gᵀg as a stop (or go on), with its rule in
 /// s.report; `scaled2()` gives ‖g‖_D², asked only for the floor.
 template <class T, class Team, class Scaled2, class S>
-FUSEKIT_HD int early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L, const T* w,
-                          T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
+FUSEKIT_HD stop_verdict early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
+                                   const T* w, T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
   monitor_verdict const v = s.monitor.check(g2, it);
   if (v == monitor_verdict::non_finite) {
     s.report.rule = stop_rule::non_finite;
-    return int(fit_status::diverged);
+    return stop_verdict::with(fit_status::diverged);
   }
   if (v == monitor_verdict::growth) {
     s.report.rule = stop_rule::growth;
-    return int(fit_status::diverged);
+    return stop_verdict::with(fit_status::diverged);
   }
   if (v == monitor_verdict::no_progress && at_rounding_floor(team, p, s, L, w, scaled2(), scaling)) {
     s.report.rule = stop_rule::rounding_floor;
-    return int(fit_status::stalled);
+    return stop_verdict::with(fit_status::stalled);
   }
-  return -1;
+  return stop_verdict::go_on();
 }
 
-/// The stop after an update, or -1: converged by a tolerance (g2 = gᵀg and
+/// The stop after an update, or go on: converged by a tolerance (g2 = gᵀg and
 /// gd2 = ‖g‖_D² of the gradient the update used; gd2 is read only with a
 /// relative tolerance), else max_iterations at the budget.
 template <class T>
-FUSEKIT_HD int late_stop(const descent_params<T>& p, descent_state<T>& s, T g2, T gd2, std::int64_t done) {
+FUSEKIT_HD stop_verdict late_stop(const descent_params<T>& p, descent_state<T>& s, T g2, T gd2, std::int64_t done) {
   if (g2 < p.tolerance) {
     s.report.rule = stop_rule::tolerance;
-    return int(fit_status::converged);
+    return stop_verdict::with(fit_status::converged);
   }
   if (p.relative_tolerance2 > 0 && static_cast<double>(gd2) <= p.relative_tolerance2 * s.terms.rhs_norm2) {
     s.report.rule = stop_rule::relative_tolerance;
-    return int(fit_status::converged);
+    return stop_verdict::with(fit_status::converged);
   }
   if (done >= p.max_iterations) {
     s.report.rule = stop_rule::max_iterations;
-    return int(fit_status::max_iterations);
+    return stop_verdict::with(fit_status::max_iterations);
   }
-  return -1;
+  return stop_verdict::go_on();
 }
 
-/// Ends the output with `stop` (when ≥ 0). Success means finite weights: the
+/// Ends the output when `stop` stops it. Success means finite weights: the
 /// last update can overflow where its gradient did not.
 template <class T, class Team>
-FUSEKIT_HD void finish_if_stopped(const Team& team, descent_state<T>& s, std::int64_t L, const T* w, int stop) {
-  if (stop < 0) { return; }
+FUSEKIT_HD void finish_if_stopped(const Team& team, descent_state<T>& s, std::int64_t L, const T* w,
+                                  stop_verdict stop) {
+  if (!stop.stops) { return; }
   s.running = false;
-  s.report.status = static_cast<fit_status>(stop);
-  if (stop != int(fit_status::diverged) &&
+  s.report.status = stop.status;
+  if (!stop.is(fit_status::diverged) &&
       team.template sum<int>(L, [&](std::int64_t i) { return is_finite(w[i]) ? 0 : 1; }) != 0) {
     s.report.status = fit_status::diverged;
     s.report.rule = stop_rule::non_finite;
@@ -173,8 +174,8 @@ FUSEKIT_HD bool descent_step(const Team& team, const descent_params<T>& p, desce
   std::int64_t const it = s.report.iterations;
   s.report.grad_norm2 = static_cast<double>(g2);
   // diverged and stalled stop before the update: iterations stays `it`
-  int stop = early_stop(team, p, s, L, w, g2, scaled2, scaling, it);
-  if (stop < 0) {
+  stop_verdict stop = early_stop(team, p, s, L, w, g2, scaled2, scaling, it);
+  if (!stop.stops) {
     T const lr = p.learning_rate;
     if (p.method == gd_method::nesterov) {
       T const uphill = team.template sum<T>(L, [&](std::int64_t i) {

@@ -31,6 +31,19 @@ inline constexpr double stall_progress = 1e-3;
 /// What the monitor sees after one gradient.
 enum class monitor_verdict : int { go_on, non_finite, growth, no_progress };
 
+/// What the stopping rules say after a gradient: go on, or stop with `status`.
+struct stop_verdict {
+  bool stops = false;
+  fit_status status = fit_status::max_iterations;
+
+  /// The output goes on.
+  FUSEKIT_HD static constexpr stop_verdict go_on() { return {}; }
+  /// The output stops with status `s`.
+  FUSEKIT_HD static constexpr stop_verdict with(fit_status s) { return {true, s}; }
+  /// Whether it stops with status `s`.
+  [[nodiscard]] FUSEKIT_HD constexpr bool is(fit_status s) const { return stops && status == s; }
+};
+
 /// Watches gradᵀgrad, iteration by iteration, for divergence and for windows
 /// without progress (a stall only if the step finds g at the rounding floor).
 template <class T>

@@ -4,6 +4,7 @@
 /// Where `linear_association` keeps its weights: a host vector for the CPU, a
 /// device array from the policy's memory resource for the GPU.
 
+#include <fusekit/detail/core/unique_owner.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 
@@ -12,6 +13,7 @@
 #endif
 
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -20,31 +22,23 @@ namespace detail {
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 /// n values of T in device memory from a policy's resource, zeroed in stream
-/// order; given back in stream order. Movable, not copyable.
+/// order; given back in stream order. An owner like every fusekit resource
+/// (unique_owner: taken in the constructor, given back once in the
+/// destructor); a model, which must move, holds it through a unique_ptr.
 template <class T>
-class device_array {
+class device_allocation : unique_owner {
  public:
-  device_array(const cuda& policy, std::size_t n) : policy_(policy), n_(n) {
-    if (n_ > 0) {
-      data_ =
-          static_cast<T*>(policy_.memory.allocate(n_ * sizeof(T), alignof(T) < 256 ? 256 : alignof(T), policy_.stream));
-      FUSEKIT_CUDA_TRY(cudaMemsetAsync(data_, 0, n_ * sizeof(T), policy_.stream));
+  device_allocation(const cuda& policy, std::size_t n) : policy_(policy), n_(n) {
+    if (n_ == 0) { return; }
+    data_ =
+        static_cast<T*>(policy_.memory.allocate(n_ * sizeof(T), alignof(T) < 256 ? 256 : alignof(T), policy_.stream));
+    cudaError_t const zeroed = cudaMemsetAsync(data_, 0, n_ * sizeof(T), policy_.stream);
+    if (zeroed != cudaSuccess) {
+      release();  // the destructor does not run for a constructor that throws
+      FUSEKIT_CUDA_TRY(zeroed);
     }
   }
-  device_array(device_array&& other) noexcept
-      : policy_(other.policy_), n_(std::exchange(other.n_, 0)), data_(std::exchange(other.data_, nullptr)) {}
-  device_array& operator=(device_array&& other) noexcept {
-    if (this != &other) {
-      release();
-      policy_ = other.policy_;
-      n_ = std::exchange(other.n_, 0);
-      data_ = std::exchange(other.data_, nullptr);
-    }
-    return *this;
-  }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-  ~device_array() { release(); }
+  ~device_allocation() { release(); }
 
   [[nodiscard]] T* data() const { return data_; }
 
@@ -72,9 +66,9 @@ struct weights_storage<T, cpu> {
 #if FUSEKIT_HAS_CUDA_HEADERS
 template <class T>
 struct weights_storage<T, cuda> {
-  device_array<T> values;
-  weights_storage(const cuda& policy, std::size_t n) : values(policy, n) {}
-  [[nodiscard]] T* data() const { return values.data(); }
+  std::unique_ptr<device_allocation<T>> values;
+  weights_storage(const cuda& policy, std::size_t n) : values(std::make_unique<device_allocation<T>>(policy, n)) {}
+  [[nodiscard]] T* data() const { return values ? values->data() : nullptr; }  // null once moved from
 };
 #endif
 
