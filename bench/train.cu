@@ -213,7 +213,7 @@ struct device_problem {
 
 template <class T>
 void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::int64_t N, gd_method m, gd_formulation f,
-                std::int64_t fixed, int path) {
+                std::int64_t fixed, bool single_launch) {
   auto const& p = get_problem<T>(K, L, N);
   device_problem<T> d(p);
   fusekit::fit_report r;
@@ -221,8 +221,8 @@ void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
   for (auto _ : state) {
     fusekit::bench::host_timer const timer(seconds);  // fit synchronizes: wall time is GPU time plus launch
     r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(d.X.data(), K, L), cmatrix<T>(d.Y.data(), K, N),
-                                 fusekit::matrix<T>(d.W.data(), N, L), options<T>(m, f, fixed),
-                                 static_cast<fusekit::detail::forced_path>(path));
+                                 fusekit::matrix<T>(d.W.data(), N, L), options<T>(m, f, fixed), {},
+                                 fusekit::detail::fixed_path{single_launch});
   }
   report(state, r, seconds);
 }
@@ -317,13 +317,13 @@ void register_type(const char* type, bool gpu) {
       if (gpu) {
         benchmark::RegisterBenchmark(
             name("gpu", (method + "_single_launch").c_str(), K, L, N).c_str(),
-            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 1); })
+            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, true); })
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond)
             ->Iterations(3);
         benchmark::RegisterBenchmark(
             name("gpu", (method + "_cublas").c_str(), K, L, N).c_str(),
-            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, 2); })
+            [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, m, gd_formulation::gram, 0, false); })
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond)
             ->Iterations(1);
@@ -379,7 +379,7 @@ void register_type(const char* type, bool gpu) {
     if (gpu) {
       benchmark::RegisterBenchmark(
           name("gpu", (std::string("fixed_") + fusekit::to_string(f)).c_str(), K, L, N).c_str(),
-          [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, gd_method::plain, f, 100, 2); })
+          [=](benchmark::State& s) { BM_gpu_fit<T>(s, K, L, N, gd_method::plain, f, 100, false); })
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);

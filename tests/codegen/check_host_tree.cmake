@@ -10,8 +10,9 @@ foreach(object IN LISTS OBJECTS)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "nm failed on ${object}: ${err}")
   endif()
-  # Mangled names: no list separators or brackets in them.
-  string(REGEX MATCHALL "_ZN7fusekit6detail(23host_column_reduce|22host_combine_pairs)_avx2[A-Za-z0-9_.]*" functions "${symbols}")
+  # Mangled names (fusekit::detail::team::, the inline namespace of team/): no
+  # list separators or brackets in them.
+  string(REGEX MATCHALL "_ZN7fusekit6detail4team(23host_column_reduce|22host_combine_pairs)_avx2[A-Za-z0-9_.]*" functions "${symbols}")
   list(REMOVE_DUPLICATES functions)
   list(LENGTH functions found)
   # f32, f64, f32 in f64, i32 in i64 and u8 in u64: at least a column pass

@@ -44,9 +44,11 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_opt
   device_buffer<T> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
   W.assign(static_cast<std::size_t>(p.N * p.L), T(0));
   dW.copy_from(W);
-  auto const r = fusekit::detail::gpu_fit(fusekit::cuda{}, cmatrix<T>(X.data(), p.K, p.L),
-                                          cmatrix<T>(Y.data(), p.K, p.N), fusekit::matrix<T>(dW.data(), p.N, p.L), o,
-                                          static_cast<fusekit::detail::forced_path>(path));
+  cmatrix<T> const Xd(X.data(), p.K, p.L), Yd(Y.data(), p.K, p.N);
+  fusekit::matrix<T> const Wd(dW.data(), p.N, p.L);
+  auto const r =
+      path == 0 ? fusekit::detail::gpu_fit(fusekit::cuda{}, Xd, Yd, Wd, o)
+                : fusekit::detail::gpu_fit(fusekit::cuda{}, Xd, Yd, Wd, o, {}, fusekit::detail::fixed_path{path == 1});
   W = dW.to_host();
   return r;
 }
@@ -359,7 +361,7 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   o.max_iterations = 200;
   auto const direct =
       fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
-                               fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::forced_path::cublas);
+                               fusekit::matrix<float>(W.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
   auto const single = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
                                    fusekit::matrix<float>(W.data(), p.N, p.L), o);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -396,7 +398,7 @@ TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
   device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
   auto const r1 = fusekit::detail::gpu_fit(
       fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
-      fusekit::matrix<double>(dW.data(), p.N, p.L), o, fusekit::detail::forced_path::cublas);
+      fusekit::matrix<double>(dW.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
   W_tuned = dW.to_host();
   ASSERT_EQ(r0.outputs.size(), r1.outputs.size());
   for (std::size_t n = 0; n < r0.outputs.size(); ++n) {

@@ -42,6 +42,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// `cpu{threads}` above this many threads per processor is clamped to it.
 inline constexpr int cpu_thread_limit_per_processor = 4;
@@ -180,5 +181,6 @@ int cpu_for_ranges(const cpu& policy, std::int64_t count, const Body& body, std:
 #endif
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -6,6 +6,7 @@
 /// when it goes out of scope, or from a caller's workspace through a
 /// `workspace_arena`, which also measures what a workspace must hold.
 
+#include <fusekit/detail/core/memory_space.hpp>
 #include <fusekit/detail/core/unique_owner.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
@@ -16,9 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// Alignment of every temporary and of every part of a workspace.
 inline constexpr std::size_t workspace_alignment = 256;
@@ -109,5 +112,20 @@ R device_scalar_result(const cuda& policy, const Enqueue& enqueue, workspace_are
   return h;
 }
 
+/// n values of T copied to the device in stream order (a view of `from` itself when it is device memory).
+template <class T>
+struct on_device {
+  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space)
+      : copy(policy, space == memory_space::device ? 0 : n), data(space == memory_space::device ? from : copy.get()) {
+    if (space != memory_space::device && n > 0) {
+      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, static_cast<std::size_t>(n) * sizeof(T),
+                                       cudaMemcpyHostToDevice, policy.stream));
+    }
+  }
+  stream_buffer<std::remove_const_t<T>> copy;
+  T* data;
+};
+
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -11,6 +11,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// A CUDA graph captured once and launched many times; destroyed on scope exit.
 class captured_graph : unique_owner {
@@ -53,5 +54,6 @@ class captured_graph : unique_owner {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -22,6 +22,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// What fusekit's launches need to know of a device.
 struct device_attributes {
@@ -116,5 +117,6 @@ void launch(void (*kernel)(Params...), std::int64_t grid, int block, std::size_t
   FUSEKIT_CHECK_LAUNCH();
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

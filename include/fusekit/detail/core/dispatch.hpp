@@ -6,9 +6,13 @@
 /// unqualified, once: the backend checks the arguments and runs the call.
 /// Each backend defines its `run` overloads for its own policy, next to its
 /// code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`,
-/// detail/<algorithm>/cuda.cuh for `fusekit::cuda`. The tag lives in this namespace, so
-/// argument-dependent lookup at instantiation finds the overloads of every
-/// backend included by then, and g++ never needs to see the CUDA ones.
+/// detail/<algorithm>/cuda.cuh for `fusekit::cuda`, in the algorithm's own
+/// namespace. Each folder of detail/ is an inline namespace of fusekit::detail
+/// (detail::core, detail::reduce, ...): the tag lives in detail::core, so
+/// argument-dependent lookup at instantiation searches fusekit::detail and
+/// every folder's namespace, and finds the overloads of every backend
+/// included by then; g++ never needs to see the CUDA ones. A specialization
+/// of a core template (backend_available) sits in fusekit::detail itself.
 
 #include <fusekit/policy.hpp>
 
@@ -16,6 +20,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 struct transform_tag {};
 struct reduce_sum_tag {};
@@ -53,5 +58,6 @@ constexpr bool policy_usable() {
   return is_policy_v<Policy> && backend_available<Tag, Policy>::value;
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -15,6 +15,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 /// A floating type's bits as the signed integer of its width: what the
 /// extrema compute on (integer operations, so -ffast-math cannot fold them).
 template <class T>
@@ -57,5 +58,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T ieee_extremum(T x, T y) {
   F::order(ky);
   return (larger ? kx < ky : ky < kx) ? y : x;
 }
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

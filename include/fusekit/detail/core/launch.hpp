@@ -11,6 +11,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// Blocks for `items` work items of which one block takes `items_per_block`
 /// per pass (its thread count when each thread takes one item, 1 when each
@@ -26,5 +27,6 @@ constexpr int grid_size(std::int64_t items, std::int64_t items_per_block, int sm
   return static_cast<int>(needed < resident ? needed : resident);
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

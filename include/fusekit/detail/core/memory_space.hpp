@@ -12,6 +12,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// Where a view's memory lives, as a call must treat it.
 enum class memory_space : std::uint8_t {
@@ -21,5 +22,6 @@ enum class memory_space : std::uint8_t {
   unknown,   ///< not known from a type alone (a span, a raw pointer)
 };
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

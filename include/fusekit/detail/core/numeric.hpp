@@ -28,6 +28,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 using half_t = __half;
@@ -67,9 +68,11 @@ struct compute_type {
   using type = std::conditional_t<(needs_double_v<Ts> || ...), double, float>;
 };
 
+}  // namespace core
 }  // namespace detail
 
 namespace detail {
+inline namespace core {
 
 /// double → float, rounded once; beyond float's range ±inf, as IEEE rounding
 /// gives it (C++ leaves the conversion of an out-of-range double undefined).
@@ -192,5 +195,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE bool is_nan(T x) {
   }
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -10,6 +10,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// 32 well-mixed bits of (i, seed) (splitmix64's finalizer).
 FUSEKIT_HD inline std::uint32_t hash32(std::uint64_t i, std::uint64_t seed) {
@@ -25,5 +26,6 @@ FUSEKIT_HD inline T uniform01(std::uint64_t i, std::uint64_t seed) {
   return static_cast<T>(hash32(i, seed) >> 8) * static_cast<T>(1.0 / 16777216.0);
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -21,6 +21,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 template <class R>
 using data_t = decltype(std::declval<R&>().data());
@@ -118,5 +119,6 @@ auto const_view_of(R&& r) {
   return ::cuda::std::span<const T>(v.data(), v.size());
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

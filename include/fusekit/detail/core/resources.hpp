@@ -21,6 +21,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 /// Bytes fusekit's own pool keeps mapped across synchronizations, per device:
 /// room for a host-data pipeline's slots (≤ 4 views × 4 slots × 4 MiB) and
 /// cuBLAS's 32 MiB workspace, so repeated calls map nothing anew. The
@@ -72,6 +73,7 @@ struct is_host_resource<
            std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
            std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{}, std::size_t{})),
                           void>>> : std::true_type {};
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit
 #endif

@@ -36,6 +36,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// `v`, through a barrier the optimizer cannot look through (host builds that may contract only).
 template <class T>
@@ -109,5 +110,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
   return rounded<rounded_op::mul>(a, b);
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -6,6 +6,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 struct unique_owner {
   unique_owner() = default;
@@ -13,5 +14,6 @@ struct unique_owner {
   unique_owner& operator=(const unique_owner&) = delete;
 };
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

@@ -13,6 +13,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace core {
 
 /// A named view of caller memory, for the checks: begin address, element count,
 /// element size.
@@ -82,5 +83,6 @@ inline void expect_disjoint(const char* function, const named_range& out, const 
                   std::string(function) + ": " + out.name + " overlaps " + in.name + "; they must not share memory");
 }
 
+}  // namespace core
 }  // namespace detail
 }  // namespace fusekit

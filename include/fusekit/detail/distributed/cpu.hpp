@@ -13,6 +13,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace distributed {
 
 /// This rank's tile results over its values (`local`, indexed from 0) and the
 /// tail it received: what one process computes for tiles [first_tile, end_tile).
@@ -27,5 +28,6 @@ std::vector<Acc> owned_tile_results(const cpu& policy, const Src& local, const s
   return tiles;
 }
 
+}  // namespace distributed
 }  // namespace detail
 }  // namespace fusekit

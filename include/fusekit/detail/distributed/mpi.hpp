@@ -22,6 +22,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace distributed {
 
 /// init ⊕ the values `src` reads on every rank's shard, in the deterministic
 /// tree's order (detail/distributed/tree.hpp); the same bits on every rank.
@@ -238,5 +239,6 @@ void run(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, m
   run(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
 }
 
+}  // namespace distributed
 }  // namespace detail
 }  // namespace fusekit

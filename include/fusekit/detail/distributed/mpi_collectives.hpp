@@ -25,10 +25,13 @@
 namespace fusekit {
 namespace detail {
 
+// This file is a backend of every algorithm (see detail/core/dispatch.hpp).
 template <>
 struct is_execution_policy<mpi> : std::true_type {};
 template <class Tag>
 struct backend_available<Tag, mpi> : std::true_type {};
+
+inline namespace distributed {
 
 /// MPI's name for T.
 template <class T>
@@ -208,5 +211,6 @@ void ordered_allreduce_sum(MPI_Comm comm, T* v, std::int64_t count) {
   FUSEKIT_MPI_TRY(MPI_Bcast(v, c, mpi_type<T>(), 0, comm));
 }
 
+}  // namespace distributed
 }  // namespace detail
 }  // namespace fusekit

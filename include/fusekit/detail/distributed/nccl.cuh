@@ -14,6 +14,7 @@
 
 #include <nccl.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -23,10 +24,13 @@
 namespace fusekit {
 namespace detail {
 
+// This file is a backend of every algorithm (see detail/core/dispatch.hpp).
 template <>
 struct is_execution_policy<nccl> : std::true_type {};
 template <class Tag>
 struct backend_available<Tag, nccl> : std::true_type {};
+
+inline namespace distributed {
 
 #define FUSEKIT_NCCL_TRY(call)                                                                               \
   do {                                                                                                       \
@@ -141,8 +145,7 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
   // This rank's tiles into the first level, at their place; then every owner broadcasts its tiles.
   stream_buffer<std::byte> const temp(p.local, static_cast<std::int64_t>(tree_temp_bytes<Acc>(x.n)));
   std::int64_t const tiles = tree_level_size(x.n);
-  std::size_t const second = align_up(static_cast<std::size_t>(tiles) * sizeof(Acc));
-  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp.get()), reinterpret_cast<Acc*>(temp.get() + second)};
+  std::array<Acc*, 2> const buffers = tree_level_buffers<Acc>(temp.get(), tiles);
   const shard& me = layout[static_cast<std::size_t>(rank)];
   Acc* const level = tiles == 1 ? out : buffers[0];
   if (x.end_tile > x.first_tile) {
@@ -151,8 +154,8 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
     std::int64_t const end = x.end_tile * tree_tile < x.n ? x.end_tile * tree_tile : x.n;
     std::int64_t const n_mine = end - x.first_tile * tree_tile;
     auto const kernel = tree_level_kernel<Acc, shifted_source<stitched>, Op>;
-    launch(kernel, tree_grid(kernel, n_mine, 0), tree_lanes, 0, s, mine, op, n_mine, level + x.first_tile, tiles == 1,
-           init);
+    launch(kernel, device_grids{}.tree_level(kernel, n_mine), tree_lanes, 0, s, mine, op, n_mine, level + x.first_tile,
+           tiles == 1, init);
   }
   if (tiles == 1) {  // one tile: its owner has the result; the others get it from there
     FUSEKIT_NCCL_TRY(ncclBroadcast(out, out, 1, nccl_type<Acc>(), owner_of(layout, 0), p.comm, s));
@@ -167,7 +170,7 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
     FUSEKIT_NCCL_TRY(ncclBroadcast(at, at, count, nccl_type<Acc>(), r, p.comm, s));
   }
   FUSEKIT_NCCL_TRY(ncclGroupEnd());
-  gpu_tree_upper_levels(buffers, tiles, op, out, init, s, 0);
+  gpu_tree_upper_levels(buffers, tiles, op, out, init, s, device_grids{});
 }
 
 /// *out (device) = the sum of every rank's values with `algorithm`.
@@ -264,12 +267,14 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
     FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
                                    p.local.stream));
   };
-  fit_report report = gpu_fit_checked(p.local, X, Y, W, gram, forced_path::automatic, nullptr,
-                                      [&](const cublas_context& cublas, T* A, T* B) {
-                                        gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
-                                        sum_over_ranks(A, L * L);
-                                        sum_over_ranks(B, N * L);
-                                      });
+  fit_report report = gpu_fit_checked(
+      p.local, X, Y, W, gram, nullptr,
+      [&](const cublas_context& cublas, T* A, T* B) {
+        gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
+        sum_over_ranks(A, L * L);
+        sum_over_ranks(B, N * L);
+      },
+      automatic_path{});
   report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
                                                                 : fusekit::fit_path::nccl_cublas;
   return report;
@@ -280,5 +285,6 @@ void run(predict_tag, const nccl& p, matrix<const T> X, matrix<const T> W, matri
   run(predict_tag{}, p.local, X, W, Y_hat);  // local: this rank's rows
 }
 
+}  // namespace distributed
 }  // namespace detail
 }  // namespace fusekit

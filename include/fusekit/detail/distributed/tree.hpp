@@ -29,6 +29,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace distributed {
 
 /// One rank's part of the data: global indices [offset, offset + size).
 struct shard {
@@ -178,5 +179,6 @@ struct shifted_source {
   FUSEKIT_HD FUSEKIT_FORCEINLINE auto operator()(std::int64_t i) const { return inner(i + shift); }
 };
 
+}  // namespace distributed
 }  // namespace detail
 }  // namespace fusekit

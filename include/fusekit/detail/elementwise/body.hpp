@@ -33,6 +33,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace elementwise {
 
 inline constexpr std::size_t vector_bytes = 16;
 
@@ -166,5 +167,6 @@ FUSEKIT_HD inline void elementwise_thread(std::int64_t thread, std::int64_t thre
   }
 }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace elementwise {
 
 /// Who is calling and what its views are called, for error messages.
 struct call_site {
@@ -124,5 +125,6 @@ void check_transform(const call_site& site, ::cuda::std::span<Out> out, ::cuda::
   }
 }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

@@ -18,6 +18,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace elementwise {
 
 template <class Out, class Op, class... Ins>
 void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, const Ins*... ins) {
@@ -38,5 +39,6 @@ void run(transform_tag, const cpu& policy, const call_site& site, ::cuda::std::s
   cpu_transform(policy, static_cast<std::int64_t>(out.size()), no_throw(op), out.data(), ins.data()...);
 }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

@@ -28,6 +28,8 @@ namespace detail {
 template <>
 struct backend_available<transform_tag, cuda> : std::true_type {};
 
+inline namespace elementwise {
+
 template <class Out, class Op, class... Ins>
 __global__ void elementwise_kernel(elementwise_plan plan, Op op, Out* out, const Ins*... ins) {
   elementwise_thread(global_thread_id(), grid_stride(), plan, op, out, ins...);
@@ -69,5 +71,6 @@ void run(transform_tag, const cuda& policy, const call_site& site, ::cuda::std::
   launch_elementwise(policy, policy.stream, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
 }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace elementwise {
 
 /// The running value after stage S, from V (and the next input, for a binary stage).
 template <class S, class V, class... A>
@@ -70,5 +71,6 @@ FUSEKIT_HD constexpr std::size_t inputs_after() {
   }
 }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

@@ -36,6 +36,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace elementwise {
 
 // The bounds of tanh_float are public: fusekit::tanh_float_max_ulp and
 // fusekit::tanh_float_max_ulp_use_fast_math (functors.hpp).
@@ -125,5 +126,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE float fast_tanh(float x) {
 /// There is no double hardware approximation; double stays accurate.
 FUSEKIT_HD FUSEKIT_FORCEINLINE double fast_tanh(double x) { return accurate_tanh(x); }
 
+}  // namespace elementwise
 }  // namespace detail
 }  // namespace fusekit

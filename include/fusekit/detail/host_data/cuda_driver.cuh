@@ -44,6 +44,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace host_data {
 
 /// The memory space of `p` (null, for an empty view: device).
 inline memory_space memory_space_of(const void* p) {
@@ -285,5 +286,6 @@ void run_pipeline(const cuda& policy, std::int64_t n, std::int64_t align, const 
   walk_pipeline(driver, shape, ins, out, compute);
 }
 
+}  // namespace host_data
 }  // namespace detail
 }  // namespace fusekit

@@ -17,6 +17,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace host_data {
 
 /// Bytes below which a part of a host copy is not worth a thread of its own.
 inline constexpr std::size_t host_copy_min_part = std::size_t{1} << 20;
@@ -127,5 +128,6 @@ inline void host_copy(std::byte* dst, const std::byte* src, std::size_t bytes, i
 
 // ---- the walk ---------------------------------------------------------------
 
+}  // namespace host_data
 }  // namespace detail
 }  // namespace fusekit

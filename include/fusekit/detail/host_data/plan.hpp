@@ -31,6 +31,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace host_data {
 
 enum class pipeline_op_kind : std::uint8_t { stage_in, upload, compute, download, stage_out };
 
@@ -141,5 +142,6 @@ inline std::vector<pipeline_op> plan_pipeline(const pipeline_shape& s) {
   return ops;
 }
 
+}  // namespace host_data
 }  // namespace detail
 }  // namespace fusekit

@@ -38,6 +38,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace host_data {
 
 /// One view of a pipelined call: its bytes per element and where it lives.
 struct pipeline_view {
@@ -207,5 +208,6 @@ void walk_pipeline(Driver& driver, const pipeline_shape& shape, const std::array
   }
 }
 
+}  // namespace host_data
 }  // namespace detail
 }  // namespace fusekit

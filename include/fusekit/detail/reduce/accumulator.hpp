@@ -11,6 +11,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 /// The accumulator a sum of T uses unless asked otherwise: float for float and
 /// the half types (and rejected element types, after the message), double for
 /// double, the 64-bit integer of T's signedness for integers.
@@ -29,5 +30,6 @@ template <class T>
 struct default_accumulator<T, std::enable_if_t<is_integer_element_v<T>>> {
   using type = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
 };
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

@@ -13,6 +13,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 /// What the atomic algorithms need of an operation: a CUDA atomic for it on Acc
 /// (`exists`) and its identity (the start of a thread's or block's partial).
 template <class Op, class Acc, class = void>
@@ -35,5 +36,6 @@ struct atomic_op<maximum, Acc, std::enable_if_t<std::is_integral_v<Acc> && sizeo
   static constexpr bool exists = true;
   FUSEKIT_HD static constexpr Acc identity() { return ::cuda::std::numeric_limits<Acc>::lowest(); }
 };
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

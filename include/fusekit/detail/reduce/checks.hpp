@@ -22,6 +22,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 /// Which accumulators a sum of T may use.
 template <class T, class Acc>
@@ -147,5 +148,6 @@ transform_source<Acc, Op, std::remove_cv_t<Ins>...> make_transform_source(const 
   return {op, ::cuda::std::tuple<const std::remove_cv_t<Ins>*...>(ins.data()...)};
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

@@ -42,6 +42,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 inline constexpr std::int64_t cpu_sum_block = 4096;
 
@@ -287,5 +288,6 @@ Acc run(transform_reduce_tag, const cpu& policy, reduce_algorithm algorithm, acc
   return cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

@@ -40,9 +40,6 @@ namespace fusekit {
 namespace detail {
 
 // This file is the GPU backend of these algorithms (see detail/core/dispatch.hpp).
-/// Marks the overloads that take a caller's workspace (reduce.cuh).
-struct workspace_given {};
-
 template <>
 struct backend_available<reduce_sum_tag, cuda> : std::true_type {};
 template <>
@@ -53,6 +50,11 @@ template <>
 struct backend_available<sum_tag, cuda> : std::true_type {};
 template <>
 struct backend_available<transform_reduce_tag, cuda> : std::true_type {};
+
+inline namespace reduce {
+
+/// Marks the overloads that take a caller's workspace (reduce.cuh).
+struct workspace_given {};
 
 /// Bytes a workspace needs for a reduction of n values of src: the result's
 /// slot first when the call returns a host value (`scalar`), then the temporaries.
@@ -256,5 +258,6 @@ Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, ac
       &arena);
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

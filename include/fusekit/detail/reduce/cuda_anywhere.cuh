@@ -28,6 +28,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 /// *out = init ⊕ the n values that `make_src(device pointers of the chunk)`
 /// reads, with inputs in host memory: reduced chunk by chunk as the pipeline
@@ -36,7 +37,6 @@ template <class Acc, class Op, std::size_t I, class MakeSrc>
 void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
                           reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
                           const MakeSrc& make_src) {
-  using src_t = decltype(make_src(std::array<const std::byte*, I>{}));
   cudaStream_t const stream = policy.stream;
   bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
   // CUB takes an init per pass: the chunks' passes get plus's 0, or min's and max's init again.
@@ -66,43 +66,26 @@ void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t
                                      : 0;
   stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes));
   std::int64_t const tiles = tree_level_size(n);
-  Acc* const buffers[2] = {
-      reinterpret_cast<Acc*>(temp.get()),
-      reinterpret_cast<Acc*>(temp.get() + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
+  bool const tree = algorithm == reduce_algorithm::deterministic;
+  std::array<Acc*, 2> const buffers = tree_level_buffers<Acc>(tree ? temp.get() : nullptr, tiles);
   Acc* const partials = reinterpret_cast<Acc*>(temp.get() + partial_at);
 
   run_pipeline(policy, n, align, views, none,
                [&](cudaStream_t s, std::int64_t c, std::int64_t begin, std::int64_t count,
                    const std::array<const std::byte*, I>& in, std::byte*) {
-                 src_t const src = make_src(in);
-                 if constexpr (atomic_op<Op, Acc>::exists) {
-                   if (algorithm == reduce_algorithm::naive_atomic) {
-                     auto const kernel = naive_atomic_kernel<Acc, src_t, Op>;
-                     int const block = tuning_of(policy).elementwise.block_threads;
-                     launch(kernel, reduce_grid(kernel, count, block, 0), block, 0, s, src, op, count, out);
-                   } else if (algorithm == reduce_algorithm::block_atomic) {
-                     auto const kernel = block_atomic_kernel<Acc, src_t, Op>;
-                     launch(kernel, reduce_grid(kernel, count, block_atomic_threads, 0), block_atomic_threads, 0, s,
-                            src, op, count, out);
-                   }
-                 }
-                 if (algorithm == reduce_algorithm::cub) {
-                   std::size_t bytes = cub_bytes;
-                   FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp.get(), bytes, cub_input(src), partials + c, count,
-                                                              cub_op<Acc>(op), chunk_init, s));
-                 } else if (algorithm == reduce_algorithm::deterministic) {
-                   // Chunks start on tiles, so this is the first level's tiles begin / 8192, ...
-                   auto const kernel = tree_level_kernel<Acc, src_t, Op>;
-                   launch(kernel, tree_grid(kernel, count, 0), tree_lanes, 0, s, src, op, count,
-                          tiles == 1 ? out : buffers[0] + begin / tree_tile, tiles == 1, init);
-                 }
+                 // Chunks start on tiles, so this chunk's first-level partials start at tile begin / 8192.
+                 Acc* const tree_out = tiles == 1 ? out : (tree ? buffers[0] + begin / tree_tile : nullptr);
+                 reduce_first_pass(policy, s, make_src(in), count, algorithm, op, init,
+                                   first_pass_targets<Acc>{out, partials + c, chunk_init, temp.get(), cub_bytes,
+                                                           tree_out, tiles == 1},
+                                   device_grids{});
                });
   if (algorithm == reduce_algorithm::cub) {
     std::size_t bytes = cub_bytes;
     FUSEKIT_CUDA_TRY(
         cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
-  } else if (algorithm == reduce_algorithm::deterministic) {
-    gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, 0);
+  } else if (tree) {
+    gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, device_grids{});
   }
 }
 
@@ -138,5 +121,6 @@ void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t 
   if (out_space == memory_space::pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream)); }
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

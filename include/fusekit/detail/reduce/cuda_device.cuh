@@ -34,6 +34,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 template <class Acc>
 struct convert_to {
@@ -94,81 +95,114 @@ std::size_t reduce_temp_bytes(const Src& src, const Op& op, std::int64_t n, redu
   return 0;
 }
 
-/// Grid of a kernel in which each thread takes one value; `grid_override` (> 0) wins.
-template <class... Params>
-int reduce_grid(void (*kernel)(Params...), std::int64_t n, int block, int grid_override) {
-  return grid_override > 0 ? grid_override : resident_grid(kernel, n, block);
-}
+/// How `gpu_reduce` sizes its grids. This default asks the device: a kernel
+/// in which each thread takes one value gets the blocks resident at once
+/// (resident_grid), a tree level one block per tile (tree_level_grid). A test
+/// passes its own grids as gpu_reduce's last argument, the way CUB's dispatch
+/// takes its kernel source and launcher factory (a typed argument with a
+/// default), to show that the deterministic bits do not depend on the grid;
+/// production calls name nothing.
+struct device_grids {
+  /// Grid of a kernel in which each thread takes one of n values.
+  template <class... Params>
+  int flat(void (*kernel)(Params...), std::int64_t n, int block) const {
+    return resident_grid(kernel, n, block);
+  }
+  /// Grid of one tree level over n values.
+  template <class... Params>
+  int tree_level(void (*kernel)(Params...), std::int64_t n) const {
+    int const device = current_device();
+    return tree_level_grid(n, attributes_of(device).sm_count,
+                           resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), tree_lanes, 0, device));
+  }
+};
 
-/// Grid of one tree level over n values: one block per tile (tree_level_grid).
-template <class... Params>
-int tree_grid(void (*kernel)(Params...), std::int64_t n, int grid_override) {
-  if (grid_override > 0) { return grid_override; }
-  int const device = current_device();
-  return tree_level_grid(n, attributes_of(device).sm_count,
-                         resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), tree_lanes, 0, device));
+/// The tree's two ping-pong levels in `temp` (tree_temp_bytes of them), for
+/// a first level of `tiles` partials; none when `temp` is null.
+template <class Acc>
+std::array<Acc*, 2> tree_level_buffers(std::byte* temp, std::int64_t tiles) {
+  if (temp == nullptr) { return {nullptr, nullptr}; }
+  return {reinterpret_cast<Acc*>(temp),
+          reinterpret_cast<Acc*>(temp + align_up(static_cast<std::size_t>(tiles) * sizeof(Acc)))};
 }
 
 /// The tree's levels past the first, over the m values of its first level in
-/// buffers[0] (buffers as gpu_tree_reduce, below, lays them out in its temporaries).
-template <class Acc, class Op>
-void gpu_tree_upper_levels(Acc* const (&buffers)[2], std::int64_t m, const Op& op, Acc* out, Acc init,
-                           cudaStream_t stream, int grid_override) {
+/// buffers[0] (tree_level_buffers).
+template <class Acc, class Op, class Grids>
+void gpu_tree_upper_levels(const std::array<Acc*, 2>& buffers, std::int64_t m, const Op& op, Acc* out, Acc init,
+                           cudaStream_t stream, const Grids& grids) {
   Acc* level = buffers[0];
   for (int b = 1; m > 1; b ^= 1) {
     std::int64_t const next = tree_level_size(m);
     Acc* const dst = next == 1 ? out : buffers[b];
     auto const kernel = tree_level_kernel<Acc, array_source<Acc, Acc>, Op>;
-    launch(kernel, tree_grid(kernel, m, grid_override), tree_lanes, 0, stream, array_source<Acc, Acc>{level}, op, m,
-           dst, next == 1, init);
+    launch(kernel, grids.tree_level(kernel, m), tree_lanes, 0, stream, array_source<Acc, Acc>{level}, op, m, dst,
+           next == 1, init);
     level = dst;
     m = next;
   }
 }
 
-template <class Acc, class Src, class Op>
-void gpu_tree_reduce(const Src& src, const Op& op, std::int64_t n, Acc* out, Acc init, std::byte* temp,
-                     cudaStream_t stream, int grid_override) {
-  std::int64_t const m = tree_level_size(n);
-  Acc* const buffers[2] = {reinterpret_cast<Acc*>(temp),
-                           reinterpret_cast<Acc*>(temp + align_up(static_cast<std::size_t>(m) * sizeof(Acc)))};
-  auto const first = tree_level_kernel<Acc, Src, Op>;
-  launch(first, tree_grid(first, n, grid_override), tree_lanes, 0, stream, src, op, n, m == 1 ? out : buffers[0],
-         m == 1, init);
-  gpu_tree_upper_levels(buffers, m, op, out, init, stream, grid_override);
+/// Where the first pass of each algorithm writes (reduce_first_pass).
+template <class Acc>
+struct first_pass_targets {
+  Acc* out;               ///< the atomic kernels add into the result (set to init before)
+  Acc* cub_out;           ///< CUB's result over these values, from cub_init
+  Acc cub_init;           ///< plus's 0 for a chunk, else the reduction's init
+  std::byte* cub_temp;    ///< CUB's scratch ...
+  std::size_t cub_bytes;  ///< ... and its size
+  Acc* tree_out;          ///< the tree's first level: one partial per tile, or the result itself ...
+  bool tree_last;         ///< ... when the values are one tile
+};
+
+/// The first pass of `algorithm` over the n values of `src` on stream `s`:
+/// the one place the GPU switches on the algorithm. `gpu_reduce` runs it once
+/// over its input, the host-data pipeline once per chunk (cuda_anywhere.cuh);
+/// the tree's upper levels, or CUB's pass over the chunks, come after.
+template <class Acc, class Src, class Op, class Grids>
+void reduce_first_pass(const cuda& policy, cudaStream_t s, const Src& src, std::int64_t n, reduce_algorithm algorithm,
+                       const Op& op, Acc init, const first_pass_targets<Acc>& to, const Grids& grids) {
+  if constexpr (atomic_op<Op, Acc>::exists) {
+    if (algorithm == reduce_algorithm::naive_atomic) {
+      auto const kernel = naive_atomic_kernel<Acc, Src, Op>;
+      int const block = tuning_of(policy).elementwise.block_threads;
+      launch(kernel, grids.flat(kernel, n, block), block, 0, s, src, op, n, to.out);
+    } else if (algorithm == reduce_algorithm::block_atomic) {
+      auto const kernel = block_atomic_kernel<Acc, Src, Op>;
+      launch(kernel, grids.flat(kernel, n, block_atomic_threads), block_atomic_threads, 0, s, src, op, n, to.out);
+    }
+  }
+  if (algorithm == reduce_algorithm::cub) {
+    std::size_t bytes = to.cub_bytes;
+    FUSEKIT_CUDA_TRY(
+        cub::DeviceReduce::Reduce(to.cub_temp, bytes, cub_input(src), to.cub_out, n, cub_op<Acc>(op), to.cub_init, s));
+  } else if (algorithm == reduce_algorithm::deterministic) {
+    auto const kernel = tree_level_kernel<Acc, Src, Op>;
+    launch(kernel, grids.tree_level(kernel, n), tree_lanes, 0, s, src, op, n, to.tree_out, to.tree_last, init);
+  }
 }
 
 /// *out = init ⊕ the n values of `src` with `algorithm` (checked by the
-/// caller). `grid_override` (> 0) fixes the grid of the atomic and tree
-/// kernels; tests use it to show that the deterministic result does not depend on it.
-template <class Acc, class Src, class Op>
+/// caller), the atomic and tree kernels on the grids `grids` gives (device_grids).
+template <class Acc, class Src, class Op, class Grids = device_grids>
 void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, reduce_algorithm algorithm, const Op& op,
-                Acc init, workspace_arena* arena = nullptr, int grid_override = 0) {
+                Acc init, workspace_arena* arena = nullptr, const Grids& grids = {}) {
   cudaStream_t const stream = policy.stream;
   std::size_t const temp_bytes = reduce_temp_bytes<Acc>(src, op, n, algorithm);
   stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes), arena);
   bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
   if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
   if (n == 0) { return; }
-  if constexpr (atomic_op<Op, Acc>::exists) {
-    if (algorithm == reduce_algorithm::naive_atomic) {
-      auto const kernel = naive_atomic_kernel<Acc, Src, Op>;
-      int const block = tuning_of(policy).elementwise.block_threads;
-      launch(kernel, reduce_grid(kernel, n, block, grid_override), block, 0, stream, src, op, n, out);
-    } else if (algorithm == reduce_algorithm::block_atomic) {
-      auto const kernel = block_atomic_kernel<Acc, Src, Op>;
-      launch(kernel, reduce_grid(kernel, n, block_atomic_threads, grid_override), block_atomic_threads, 0, stream, src,
-             op, n, out);
-    }
-  }
-  if (algorithm == reduce_algorithm::cub) {
-    std::size_t bytes = temp_bytes;
-    FUSEKIT_CUDA_TRY(
-        cub::DeviceReduce::Reduce(temp.get(), bytes, cub_input(src), out, n, cub_op<Acc>(op), init, stream));
-  } else if (algorithm == reduce_algorithm::deterministic) {
-    gpu_tree_reduce(src, op, n, out, init, temp.get(), stream, grid_override);
-  }
+  std::int64_t const tiles = tree_level_size(n);
+  bool const tree = algorithm == reduce_algorithm::deterministic;
+  std::array<Acc*, 2> const buffers = tree_level_buffers<Acc>(tree ? temp.get() : nullptr, tiles);
+  reduce_first_pass(
+      policy, stream, src, n, algorithm, op, init,
+      first_pass_targets<Acc>{out, out, init, temp.get(), temp_bytes, tiles == 1 ? out : buffers[0], tiles == 1},
+      grids);
+  if (tree) { gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, grids); }
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

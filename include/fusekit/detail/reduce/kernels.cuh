@@ -20,6 +20,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 /// *out = op(*out, v) as one atomic (op has one: see atomic_op). Integers go
 /// through the unsigned or signed type of their width that CUDA's atomics take.
@@ -96,5 +97,6 @@ __global__ void __launch_bounds__(tree_lanes, tree_min_blocks_per_sm)
   }
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

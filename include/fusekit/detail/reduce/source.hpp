@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 template <class Acc, class T>
 struct array_source {
@@ -90,5 +91,6 @@ struct transform_source {
   }
 };
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

@@ -32,6 +32,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace reduce {
 
 /// The tree's shape: 256 lanes of 32 values per tile. It defines the order of
 /// every addition, and with it the bits of every deterministic result on every
@@ -94,5 +95,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane,
   return total;
 }
 
+}  // namespace reduce
 }  // namespace detail
 }  // namespace fusekit

@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace team {
 
 /// Threads in a warp, from CUB.
 inline constexpr int warp_threads = cub::detail::warp_threads;
@@ -120,5 +121,6 @@ class block_team {
   double* scratch_;
 };
 
+}  // namespace team
 }  // namespace detail
 }  // namespace fusekit

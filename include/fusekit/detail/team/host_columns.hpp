@@ -30,6 +30,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace team {
 
 #if FUSEKIT_HOST_VECTORS
 
@@ -186,5 +187,6 @@ __attribute__((target("avx2,fma"), noinline)) inline void host_combine_pairs_avx
 
 #endif  // FUSEKIT_HOST_VECTORS
 
+}  // namespace team
 }  // namespace detail
 }  // namespace fusekit

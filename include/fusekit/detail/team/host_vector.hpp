@@ -23,6 +23,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace team {
 
 /// Whether the column pass of op over Acc runs in host vectors.
 template <class Op, class Acc>
@@ -144,5 +145,6 @@ using narrow_lane_t =
 
 #endif  // FUSEKIT_HOST_VECTORS
 
+}  // namespace team
 }  // namespace detail
 }  // namespace fusekit

@@ -44,6 +44,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace team {
 
 /// The CPU team: one thread, indices in order. `VectorBytes`: the width of
 /// the host vectors its column pass uses (detail/team/host_columns.hpp): 16, or 32
@@ -140,5 +141,6 @@ struct element_of {
   FUSEKIT_HD FUSEKIT_FORCEINLINE T operator()(std::int64_t i) const { return data[i]; }
 };
 
+}  // namespace team
 }  // namespace detail
 }  // namespace fusekit

@@ -21,6 +21,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// Non-finite elements, counted by a one-pass reduction (on the bits: -ffast-math safe).
 struct count_non_finite {
@@ -207,5 +208,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T predict_at(const T* X, const T* W, std::int64_t
   return s;
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

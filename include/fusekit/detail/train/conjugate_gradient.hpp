@@ -40,6 +40,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// The stopping rules on the residual r, then the next direction d (see the
 /// file comment). Returns whether the output goes on.
@@ -132,5 +133,6 @@ FUSEKIT_HD void cgls_rows(const Team& team, descent_state<T>& s, std::int64_t K,
   team.sync();
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

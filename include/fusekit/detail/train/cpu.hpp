@@ -18,6 +18,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// One output's iterations on the CPU, advanced in budgets of updates: its
 /// buffers and state live between the calls to `advance`. For CG, `previous`
@@ -277,5 +278,6 @@ void run(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, m
   }
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -24,6 +24,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// The type a CPU fit computes in: double, for float data too. X and Y stay
 /// as given (each value read is converted exactly); A, B, the iterates and
@@ -276,5 +277,6 @@ double cpu_learning_rate(const gd_options& o, const cpu_system<C>& sys, std::int
   return automatic_learning_rate<C>(direct_lambda(jacobi ? scale.data() : nullptr));
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -30,6 +30,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// The handles of one host thread, one per device, destroyed when the thread
 /// exits (for the main thread: at exit, before the CUDA runtime tears down).
@@ -103,5 +104,6 @@ void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int
   }
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -55,8 +55,7 @@ struct backend_available<fit_tag, cuda> : std::true_type {};
 template <>
 struct backend_available<predict_tag, cuda> : std::true_type {};
 
-/// The path `fit` takes on the GPU; tests and benchmarks force one.
-enum class forced_path { automatic, single_launch, cublas };
+inline namespace train {
 
 /// Counts non-finite values on the GPU with the temporaries in `arena`, giving
 /// them back after each count (the fit's own buffers come later).
@@ -104,13 +103,14 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
   return arena.bytes_needed();
 }
 
-template <class T, class MakeGram>
+template <class T, class MakeGram, class Path>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           forced_path forced, workspace_arena* from, const MakeGram& make_gram);
+                           workspace_arena* from, const MakeGram& make_gram, const Path& path);
 
-template <class T>
+/// `fit` over device memory, with an optional workspace, on the path `path` chooses.
+template <class T, class Path = automatic_path>
 fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                   forced_path forced, ::cuda::std::span<std::byte> workspace = {}) {
+                   ::cuda::std::span<std::byte> workspace = {}, const Path& path = {}) {
   const char* const f = "fusekit::fit";
   workspace_arena arena(workspace, f);
   workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
@@ -130,24 +130,22 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
-  return gpu_fit_checked(policy, X, Y, W, o, forced, from, [&](const cublas_context& cublas, T* A, T* B) {
-    gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
-  });
+  return gpu_fit_checked(
+      policy, X, Y, W, o, from,
+      [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); }, path);
 }
 
 /// The fit after its checks, with A (and B) made by `make_gram(cublas, A, B)`;
 /// W, and X and Y where the direct formulation reads them, are device memory.
-template <class T, class MakeGram>
+template <class T, class MakeGram, class Path>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           forced_path forced, workspace_arena* from, const MakeGram& make_gram) {
+                           workspace_arena* from, const MakeGram& make_gram, const Path& path) {
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
   FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
   gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
-  bool const single =
-      forced == forced_path::single_launch ||
-      (forced == forced_path::automatic && formulation == gd_formulation::gram && single_launch_fits<T>(L));
+  bool const single = path.template single_launch<T>(formulation == gd_formulation::gram, L);
   if (single) {
     FUSEKIT_EXPECTS(single_launch_fits<T>(L),
                     "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " + std::to_string(L) +
@@ -203,32 +201,19 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   return report;
 }
 
-/// n values of T copied to the device in stream order (a view of `from` itself when it is device memory).
-template <class T>
-struct on_device {
-  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space)
-      : copy(policy, space == memory_space::device ? 0 : n), data(space == memory_space::device ? from : copy.get()) {
-    if (space != memory_space::device && n > 0) {
-      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, static_cast<std::size_t>(n) * sizeof(T),
-                                       cudaMemcpyHostToDevice, policy.stream));
-    }
-  }
-  stream_buffer<std::remove_const_t<T>> copy;
-  T* data;
-};
-
 /// `fit` with X, Y and W anywhere (see the file comment for host memory).
 template <class T>
-fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                            forced_path forced = forced_path::automatic) {
+fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                            const gd_options& o) {
   // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
   check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
                      ws = memory_space_of(W.data_handle());
   if (xs == memory_space::device && ys == memory_space::device && ws == memory_space::device) {
-    return gpu_fit_checked(policy, X, Y, W, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
-      gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B);
-    });
+    return gpu_fit_checked(
+        policy, X, Y, W, o, nullptr,
+        [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); },
+        automatic_path{});
   }
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   on_device<T> const w(policy, W.data_handle(), N * L, ws);
@@ -237,16 +222,18 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
   bool const streamed = (xs != memory_space::device || ys != memory_space::device) &&
                         resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
   if (streamed) {
-    report = gpu_fit_checked(policy, X, Y, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
-      streamed_gram_matrices<T>(policy, cublas, X, Y, A, B);
-    });
+    report = gpu_fit_checked(
+        policy, X, Y, Wd, o, nullptr,
+        [&](const cublas_context& cublas, T* A, T* B) { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); },
+        automatic_path{});
   } else {  // direct: X and Y on the device once
     on_device<const T> const x(policy, X.data_handle(), K * L, xs);
     on_device<const T> const y(policy, Y.data_handle(), K * N, ys);
     matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-    report = gpu_fit_checked(policy, Xd, Yd, Wd, o, forced, nullptr, [&](const cublas_context& cublas, T* A, T* B) {
-      gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B);
-    });
+    report = gpu_fit_checked(
+        policy, Xd, Yd, Wd, o, nullptr,
+        [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B); },
+        automatic_path{});
   }
   if (ws != memory_space::device) {
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(W.data_handle(), Wd.data_handle(), static_cast<std::size_t>(N * L) * sizeof(T),
@@ -287,5 +274,6 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
                });
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

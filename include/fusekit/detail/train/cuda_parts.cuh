@@ -30,6 +30,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
 /// Every fit makes both: the stopping rules read ‖A‖, diag(A) and b_n.
@@ -201,5 +202,27 @@ bool single_launch_fits(std::int64_t L) {
          static_cast<std::size_t>(attributes_of(current_device()).max_shared_per_block_optin);
 }
 
+/// How `gpu_fit` chooses its path. This default takes the single launch for a
+/// Gram fit whose A = XᵀX fits in shared memory, cuBLAS otherwise. Tests and
+/// the benchmark pass another (fixed_path) as gpu_fit's last argument, the
+/// way CUB's dispatch takes its kernel source (a typed argument with a
+/// default), to run one path on purpose; production calls name nothing.
+struct automatic_path {
+  template <class T>
+  bool single_launch(bool gram, std::int64_t L) const {
+    return gram && single_launch_fits<T>(L);
+  }
+};
+
+/// One path whatever the sizes: the single launch (checked to fit) or cuBLAS.
+struct fixed_path {
+  bool single;
+  template <class T>
+  bool single_launch(bool, std::int64_t) const {
+    return single;
+  }
+};
+
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -41,6 +41,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// The unit roundoff of T.
 template <class T>
@@ -203,5 +204,6 @@ FUSEKIT_HD bool descent_step(const Team& team, const descent_params<T>& p, desce
   return s.running;
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// Divergence: gradᵀgrad non-finite, or above `divergence_growth` times its
 /// value at the start. With lr = c/λmax, c > 2, the component along the top
@@ -212,5 +213,6 @@ FUSEKIT_HD output_terms direct_terms(const Team& team, std::int64_t L, const B& 
   return t;
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -20,6 +20,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// λ of the symmetric L × L matrix A (of M^½ A M^½ with `jacobi`) into
 /// *lambda, by one block; v and u are L doubles of scratch each.
@@ -162,5 +163,6 @@ __global__ void predict_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K,
   }
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

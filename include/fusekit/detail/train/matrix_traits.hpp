@@ -16,6 +16,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 template <class M>
 struct is_mdspan : std::false_type {};
@@ -77,5 +78,6 @@ constexpr bool matrices_usable(const char*) {
          std::is_same_v<std::remove_cv_t<typename R2::element_type>, T>;
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

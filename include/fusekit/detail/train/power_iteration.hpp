@@ -13,6 +13,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 /// Steps at most; the loop ends earlier once λ changes by ≤ 1e-10 relatively.
 inline constexpr int power_iteration_max_steps = 1000;
@@ -61,5 +62,6 @@ FUSEKIT_HD double symmetric_power_iteration(const Team& team, const T* A, std::i
   });
 }
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -19,6 +19,7 @@
 
 namespace fusekit {
 namespace detail {
+inline namespace train {
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 /// n values of T in device memory from a policy's resource, zeroed in stream
@@ -72,5 +73,6 @@ struct weights_storage<T, cuda> {
 };
 #endif
 
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit
