@@ -4,7 +4,7 @@
 should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
-reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
+memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
 loops), the no-throw contract, the overflow checks and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
@@ -32,6 +32,7 @@ TESTS = {
     "pinned_native_fastmath": ("tests/reduce/pinned_sums_test.cpp", ["-O3", "-march=native", "-ffast-math"], None, 300),
     "tanh_fastmath": ("tests/elementwise/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
+    "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
 }
 
 # (id, file under include/fusekit, the text, its replacement, tests)
@@ -97,6 +98,10 @@ MUTANTS = [
      "    if (p.size > 0 && !is_nan(p.value)) { all = op(all, p.value); }", ["mpi"]),
     ("mpi-engine-skips-a-rank", "detail/distributed/mpi.hpp", "    if (p.size > 0) { all = op(all, p.value); }",
      "    if (p.size > 0 && &p != &parts.back()) { all = op(all, p.value); }", ["mpi"]),
+    ("route-ignores-outputs", "detail/host_data/walk.hpp", "if (!outs_on_device || any_on_host(ins)) {",
+     "if (any_on_host(ins)) {", ["walk"]),
+    ("route-ignores-inputs", "detail/host_data/walk.hpp", "if (!outs_on_device || any_on_host(ins)) {",
+     "if (!outs_on_device) {", ["walk"]),
 ]
 
 

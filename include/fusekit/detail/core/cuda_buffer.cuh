@@ -112,18 +112,36 @@ R device_scalar_result(const cuda& policy, const Enqueue& enqueue, workspace_are
   return h;
 }
 
-/// n values of T copied to the device in stream order (a view of `from` itself when it is device memory).
+/// n values of T where the device reads and writes them: `from` itself when
+/// it is device memory, else a stream-ordered device copy, filled from `from`
+/// when `upload`. `write_back()` copies the copy back to `from` (none for
+/// device memory; a pageable `from` synchronizes).
 template <class T>
 struct on_device {
-  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space)
-      : copy(policy, space == memory_space::device ? 0 : n), data(space == memory_space::device ? from : copy.get()) {
-    if (space != memory_space::device && n > 0) {
-      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, static_cast<std::size_t>(n) * sizeof(T),
-                                       cudaMemcpyHostToDevice, policy.stream));
+  on_device(const cuda& policy, T* from, std::int64_t n, memory_space space, bool upload = true)
+      : copy(policy, space == memory_space::device ? 0 : n),
+        data(space == memory_space::device ? from : copy.get()),
+        host(space == memory_space::device ? nullptr : from),
+        count(n),
+        pageable(space == memory_space::pageable),
+        stream(policy.stream) {
+    if (host != nullptr && upload && n > 0) {
+      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, bytes(), cudaMemcpyHostToDevice, stream));
     }
   }
+  void write_back() const {
+    if (host == nullptr || count == 0) { return; }
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host, data, bytes(), cudaMemcpyDeviceToHost, stream));
+    if (pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream)); }
+  }
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * sizeof(T); }
+
   stream_buffer<std::remove_const_t<T>> copy;
   T* data;
+  T* host;
+  std::int64_t count;
+  bool pageable;
+  cudaStream_t stream;
 };
 
 }  // namespace core

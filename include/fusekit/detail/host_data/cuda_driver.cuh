@@ -67,6 +67,13 @@ pipeline_view pipeline_view_of(::cuda::std::span<T> s) {
   return {reinterpret_cast<const std::byte*>(s.data()), sizeof(T), memory_space_of(s.data())};
 }
 
+/// A row-major matrix of `columns` columns as a view whose elements are its rows.
+template <class T>
+pipeline_view rows_view_of(T* data, std::int64_t columns) {
+  return {reinterpret_cast<const std::byte*>(data), static_cast<std::size_t>(columns) * sizeof(T),
+          memory_space_of(data)};
+}
+
 inline constexpr std::int64_t pipeline_vector_align = pipeline_tuning::vector_align;
 
 /// The pipeline's streams and a ring of events, per device and host thread.

@@ -99,26 +99,18 @@ void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t 
                          const Op& op, Acc init, const std::array<pipeline_view, I>& views, const MakeSrc& make_src,
                          workspace_arena* arena = nullptr) {
   memory_space const out_space = memory_space_of(out);
-  bool const host_in = any_on_host(views);
-  if (!host_in && out_space == memory_space::device) {
-    std::array<const std::byte*, I> in{};
-    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
-    gpu_reduce(policy, make_src(in), n, out, algorithm, op, init, arena);
-    return;
-  }
-  FUSEKIT_EXPECTS(arena == nullptr, std::string(function) +
-                                        ": a call with a workspace takes device memory only (in and out); "
-                                        "call the overload without a workspace for host memory");
-  stream_buffer<Acc> const result(policy, 1);
-  if (host_in) {
-    gpu_reduce_pipelined(function, policy, n, result.get(), algorithm, op, init, views, make_src);
-  } else {
-    std::array<const std::byte*, I> in{};
-    for (std::size_t k = 0; k < I; ++k) { in[k] = views[k].data; }
-    gpu_reduce(policy, make_src(in), n, result.get(), algorithm, op, init);
-  }
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(out, result.get(), sizeof(Acc), cudaMemcpyDeviceToHost, policy.stream));
-  if (out_space == memory_space::pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream)); }
+  FUSEKIT_EXPECTS(arena == nullptr || (out_space == memory_space::device && !any_on_host(views)),
+                  std::string(function) +
+                      ": a call with a workspace takes device memory only (in and out); "
+                      "call the overload without a workspace for host memory");
+  on_device<Acc> const result(policy, out, 1, out_space, false);
+  route_by_memory(
+      views, std::array<memory_space, 0>{},
+      [&](const std::array<const std::byte*, I>& in) {
+        gpu_reduce(policy, make_src(in), n, result.data, algorithm, op, init, arena);
+      },
+      [&] { gpu_reduce_pipelined(function, policy, n, result.data, algorithm, op, init, views, make_src); });
+  result.write_back();
 }
 
 }  // namespace reduce

@@ -207,39 +207,37 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
                             const gd_options& o) {
   // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
   check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
-  memory_space const xs = memory_space_of(X.data_handle()), ys = memory_space_of(Y.data_handle()),
-                     ws = memory_space_of(W.data_handle());
-  if (xs == memory_space::device && ys == memory_space::device && ws == memory_space::device) {
-    return gpu_fit_checked(
-        policy, X, Y, W, o, nullptr,
-        [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); },
-        automatic_path{});
-  }
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  on_device<T> const w(policy, W.data_handle(), N * L, ws);
+  on_device<T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
   matrix<T> const Wd(w.data, N, L);
-  fit_report report;
-  bool const streamed = (xs != memory_space::device || ys != memory_space::device) &&
-                        resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
-  if (streamed) {
-    report = gpu_fit_checked(
-        policy, X, Y, Wd, o, nullptr,
-        [&](const cublas_context& cublas, T* A, T* B) { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); },
-        automatic_path{});
-  } else {  // direct: X and Y on the device once
-    on_device<const T> const x(policy, X.data_handle(), K * L, xs);
-    on_device<const T> const y(policy, Y.data_handle(), K * N, ys);
-    matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-    report = gpu_fit_checked(
-        policy, Xd, Yd, Wd, o, nullptr,
-        [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B); },
-        automatic_path{});
-  }
-  if (ws != memory_space::device) {
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(W.data_handle(), Wd.data_handle(), static_cast<std::size_t>(N * L) * sizeof(T),
-                                     cudaMemcpyDeviceToHost, policy.stream));
-    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
-  }
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  fit_report const report = route_by_memory(
+      std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
+      std::array<memory_space, 0>{},
+      [&](const auto&) {
+        return gpu_fit_checked(
+            policy, X, Y, Wd, o, nullptr,
+            [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); },
+            automatic_path{});
+      },
+      [&] {
+        if (gram) {  // X and Y stream through the pipeline into A and B
+          return gpu_fit_checked(
+              policy, X, Y, Wd, o, nullptr,
+              [&](const cublas_context& cublas, T* A, T* B) { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); },
+              automatic_path{});
+        }
+        // direct: X and Y on the device once
+        on_device<const T> const x(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
+        on_device<const T> const y(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
+        matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
+        return gpu_fit_checked(
+            policy, Xd, Yd, Wd, o, nullptr,
+            [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B); },
+            automatic_path{});
+      });
+  w.write_back();
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));  // W is written when fit returns
   return report;
 }
 
@@ -255,23 +253,22 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
   auto const kernel = predict_kernel<T>;
   int const block = tuning_of(policy).elementwise.block_threads;
-  pipeline_view const x{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
-                        memory_space_of(X.data_handle())};
-  pipeline_view const y{reinterpret_cast<const std::byte*>(Y_hat.data_handle()),
-                        static_cast<std::size_t>(N) * sizeof(T), memory_space_of(Y_hat.data_handle())};
-  memory_space const ws = memory_space_of(W.data_handle());
-  if (x.space == memory_space::device && y.space == memory_space::device && ws == memory_space::device) {
-    launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), W.data_handle(),
-           Y_hat.data_handle(), K, L, N);
-    return;
-  }
-  on_device<const T> const w(policy, W.data_handle(), N * L, ws);
-  run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
-               [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
-                   const std::array<const std::byte*, 1>& in, std::byte* out) {
-                 launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s, reinterpret_cast<const T*>(in[0]),
-                        w.data, reinterpret_cast<T*>(out), rows, L, N);
-               });
+  on_device<const T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
+  pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
+  route_by_memory(
+      std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},
+      [&](const auto&) {
+        launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), w.data,
+               Y_hat.data_handle(), K, L, N);
+      },
+      [&] {
+        run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
+                     [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
+                         const std::array<const std::byte*, 1>& in, std::byte* out) {
+                       launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s,
+                              reinterpret_cast<const T*>(in[0]), w.data, reinterpret_cast<T*>(out), rows, L, N);
+                     });
+      });
 }
 
 }  // namespace train

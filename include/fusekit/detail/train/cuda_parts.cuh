@@ -50,11 +50,7 @@ template <class T>
 void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
                             T* A, T* B) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  std::array<pipeline_view, 2> const rows{
-      pipeline_view{reinterpret_cast<const std::byte*>(X.data_handle()), static_cast<std::size_t>(L) * sizeof(T),
-                    memory_space_of(X.data_handle())},
-      pipeline_view{reinterpret_cast<const std::byte*>(Y.data_handle()), static_cast<std::size_t>(N) * sizeof(T),
-                    memory_space_of(Y.data_handle())}};
+  std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
   cublasHandle_t const h = cublas.on(policy.stream);
   run_pipeline(policy, K, 1, rows, pipeline_view{},
                [&](cudaStream_t, std::int64_t chunk, std::int64_t, std::int64_t count,
