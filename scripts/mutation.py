@@ -37,6 +37,19 @@ TESTS = {
 
 # (id, file under include/fusekit, the text, its replacement, tests)
 MUTANTS = [
+    ("refine-unconverged", "detail/train/refinement.hpp",
+     "inline bool refines(const output_report& fit) { return fit.status == fit_status::converged; }",
+     "inline bool refines(const output_report&) { return true; }", ["train"]),
+    ("refine-skips-add", "detail/train/refinement.hpp", "  for (std::int64_t l = 0; l < L; ++l) { w[l] = w[l] + d[l]; }\n",
+     "\n", ["train"]),
+    ("refine-residual-from-zero", "detail/train/cpu_refinement.hpp",
+     "r[n] = refined[static_cast<std::size_t>(n)] != 0 ? static_cast<C>(Y(k, n)) - r[n] : C(0);",
+     "r[n] = refined[static_cast<std::size_t>(n)] != 0 ? static_cast<C>(Y(k, n)) : C(0);", ["train"]),
+    ("refine-no-budget-cap", "detail/train/refinement.hpp",
+     "plan.budget = used < 0 ? 0 : (half < left ? half : left);", "plan.budget = used < 0 ? 0 : max_iterations;",
+     ["train"]),
+    ("refine-steps-unchecked", "detail/train/checks.hpp",
+     "o.refinement_steps >= 0 && o.refinement_steps <= gd_options::max_refinement_steps", "true", ["advtrain"]),
     ("cg-beta-zero", "detail/train/conjugate_gradient.hpp", "T const beta = s.started ? gamma / s.gamma : T(0);",
      "T const beta = T(0);", ["train"]),
     ("cg-no-confirmation", "detail/train/conjugate_gradient.hpp",
@@ -87,7 +100,7 @@ MUTANTS = [
      "FUSEKIT_EXPECTS(offset >= -1000,", ["mpi"]),
     ("mpi-null-communicator", "detail/distributed/mpi_collectives.hpp", "FUSEKIT_EXPECTS(comm != MPI_COMM_NULL,", "FUSEKIT_EXPECTS(true,", ["mpi"]),
     ("mpi-callback-throw-not-shared", "detail/distributed/mpi.hpp", "      if (first < ranks) {", "      if (false) {", ["mpi"]),
-    ("mpi-cgls-residual-not-summed", "detail/train/cpu.hpp", "  sum(o.previous.data(), L);\n", "\n", ["mpi"]),
+    ("mpi-cgls-residual-not-summed", "detail/train/cpu_iterations.hpp", "  sum(o.previous.data(), L);\n", "\n", ["mpi"]),
     ("mpi-cgls-curvature-not-summed", "detail/train/conjugate_gradient.hpp", "    sum(&q2, 1);\n", "\n", ["mpi"]),
     ("mpi-rank-zero-twice", "detail/distributed/mpi_collectives.hpp", "for (int r = 1; r < ranks; ++r) { s = s + at(r, i); }",
      "for (int r = 0; r < ranks; ++r) { s = s + at(r, i); }", ["mpi"]),

@@ -148,6 +148,11 @@ TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
     o.max_iterations = -5;
     expect_rejected(p, o, {"max_iterations", "-5"});
   }
+  for (std::int64_t steps : {std::int64_t{-1}, gd_options::max_refinement_steps + 1}) {
+    gd_options o;
+    o.refinement_steps = steps;
+    expect_rejected(p, o, {"refinement_steps", std::to_string(steps), "0 .. 8"});
+  }
   {
     gd_options o;
     o.method = static_cast<gd_method>(7);

@@ -19,7 +19,8 @@
 ///   memory for `fusekit::cpu`, device memory for `fusekit::cuda`; float or double.
 /// * For real data (features in their own units, correlated, an intercept
 ///   column) use `gd_options::recommended()`: conjugate gradients with the
-///   Jacobi preconditioner and the relative tolerance alone. It converges in
+///   Jacobi preconditioner, the relative tolerance alone and one step of
+///   refinement (`refinement_steps`). It converges in
 ///   at most about L iterations where plain descent needs O(κ(XᵀX)) and
 ///   Nesterov O(√κ), and raw units make κ large (10^7–10^14). The fields'
 ///   defaults stay the seed's plain descent, the user's loop iterate for iterate.

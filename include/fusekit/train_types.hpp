@@ -183,15 +183,30 @@ struct gd_options {
   /// single-launch path. Unset: never. It may not call fusekit on the same data.
   std::function<void(const fit_progress&)> progress;
   std::int64_t progress_every = 1000;  ///< at least 1; CPU only
+  /// Iterative refinement of a Gram fit (the direct one, CGLS, already takes
+  /// its gradient from X: it is left alone), 0 to `max_refinement_steps`
+  /// (default 0: off). Each step takes every converged output's residual from X itself,
+  /// r = y − X w (not from A = XᵀX, whose rounding bounds the fit), solves
+  /// XᵀX d = Xᵀr from d = 0 by the same method, preconditioner and rules
+  /// (the relative rule against ‖Xᵀr‖_D), and sets w ← w + d when d is finite
+  /// and its gradient is no larger than w's. The solve has half as many
+  /// iterations as the fit took (and no output passes `max_iterations`); its updates
+  /// count in the output's iterations; status and rule stay the fit's. On raw-unit
+  /// data one step takes the error of W from κ·rtol to about (κ·rtol)²
+  /// (README, Trainer).
+  std::int64_t refinement_steps = 0;
+  static constexpr std::int64_t max_refinement_steps = 8;  ///< the most `refinement_steps` takes
 
   /// The method for real data (features in their own units, correlated,
   /// with an intercept column): conjugate gradients, the Jacobi
   /// preconditioner, and the relative tolerance alone (1e-13, no absolute
-  /// rule, so the features' units do not matter), 10^5 iterations at most.
+  /// rule, so the features' units do not matter), 10^5 iterations at most,
+  /// and one step of refinement.
   /// 1e-13 is about 1000 u in double, above the rounding floor of the
   /// gradient for L up to a few hundred (1e-14 is not, at L = 256); the
   /// error of W is then about κ·1e-13, κ the condition number of the
-  /// features scaled to unit norm.
+  /// features scaled to unit norm, and the refinement takes it to about
+  /// 1e-13 (README, Trainer).
   /// `linear_association`'s default. The fields' own defaults stay the seed's
   /// plain gradient descent.
   static gd_options recommended() {
@@ -200,6 +215,7 @@ struct gd_options {
     o.preconditioner = gd_preconditioner::jacobi;
     o.relative_tolerance = 1e-13;
     o.tolerance = 0;
+    o.refinement_steps = 1;
     return o;
   }
 };
@@ -208,7 +224,7 @@ struct gd_options {
 /// W is a solution; the rule, which stopping rule said so; the iterations and
 /// the last gradᵀgrad, how far it went.
 struct output_report {
-  std::int64_t iterations = 0;  ///< updates applied
+  std::int64_t iterations = 0;  ///< updates applied (a refinement's included)
   double grad_norm2 = 0;        ///< gradᵀgrad of the last gradient computed
   fit_status status = fit_status::max_iterations;
   stop_rule rule = stop_rule::none;  ///< which rule gave the status

@@ -443,6 +443,76 @@ TEST(ConjugateGradient, WithJacobiReachesFloatAccuracyOnFloatData) {
   }
 }
 
+// Refinement (gd_options::refinement_steps): at L = 256 in raw units the
+// Jacobi-scaled condition number is about 8·10^7, so the fit alone, at
+// rtol 1e-13, is only about κ·rtol ≈ 1e-5 .. 1e-7 accurate; one step of
+// refinement must reach the 1e-8 that the recommended method promises.
+TEST(Refinement, OneStepReachesTheTargetOnWideRawData) {
+  auto const p = make_raw_problem<double>(2000, 256, 4, 31, 0.1);
+  auto const W_star = least_squares_reference(p);
+  gd_options o = gd_options::recommended();
+  ASSERT_EQ(o.refinement_steps, 1);
+  o.formulation = gd_formulation::gram;
+  std::vector<double> W;
+  auto const r = cpu_fit(p, W, o);
+  ASSERT_TRUE(r.all_converged()) << fusekit::to_string(r.outputs[0].status);
+  EXPECT_LE(relative_error(W, W_star), 1e-8);
+  for (const auto& out : r.outputs) {
+    EXPECT_EQ(out.rule, stop_rule::relative_tolerance);  // the fit's rule, kept
+    EXPECT_LE(out.iterations, o.max_iterations);
+  }
+  // Without it, the same fit: the refinement is what reaches the target
+  // (a refinement that does nothing would pass the bound above only if the
+  // fit alone did).
+  gd_options off = o;
+  off.refinement_steps = 0;
+  std::vector<double> W0;
+  auto const r0 = cpu_fit(p, W0, off);
+  ASSERT_TRUE(r0.all_converged());
+  EXPECT_GT(relative_error(W0, W_star), 1e-8);
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) {
+    // The correction's updates are counted, and its budget is the most any output took.
+    EXPECT_GT(r.outputs[n].iterations, r0.outputs[n].iterations);
+    EXPECT_LE(r.outputs[n].iterations, r0.outputs[n].iterations + r0.most_iterations());
+  }
+}
+
+// Only a converged output is refined; one that stalled (a tolerance below
+// double's reach) keeps its iterate, bit for bit, and so does every output of
+// a direct fit (its gradient already comes from X).
+TEST(Refinement, LeavesUnconvergedOutputsAndDirectFitsAlone) {
+  auto const p = make_raw_problem<double>(300, 12, 3, 34, 0.1);
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    gd_options o = recommended(f == gd_formulation::gram ? 1e-18 : 1e-13);
+    o.formulation = f;
+    std::vector<double> W0, W1;
+    auto const r0 = cpu_fit(p, W0, o);
+    for (const auto& out : r0.outputs) {
+      ASSERT_EQ(out.status, f == gd_formulation::gram ? fit_status::stalled : fit_status::converged);
+    }
+    o.refinement_steps = 2;
+    auto const r1 = cpu_fit(p, W1, o);
+    EXPECT_EQ(W1, W0) << fusekit::to_string(f);
+    for (std::size_t n = 0; n < r0.outputs.size(); ++n) {
+      EXPECT_EQ(r1.outputs[n].iterations, r0.outputs[n].iterations);
+      EXPECT_EQ(r1.outputs[n].status, r0.outputs[n].status);
+    }
+  }
+}
+
+// Float data: the residual is taken in double from the float X and Y and the
+// double iterate, and W is rounded once at the end.
+TEST(Refinement, FloatFitsReachFloatAccuracyOnWideRawData) {
+  auto const p = make_raw_problem<float>(2000, 256, 2, 35, 0.1);
+  auto const W_star = least_squares_reference(p);
+  gd_options o = gd_options::recommended();
+  o.formulation = gd_formulation::gram;
+  std::vector<float> W;
+  auto const r = cpu_fit(p, W, o);
+  ASSERT_TRUE(r.all_converged());
+  EXPECT_LE(relative_error(W, W_star), 1e-5);
+}
+
 TEST(ConjugateGradient, StopsAtTheBudgetAndCountsUpdates) {
   auto const p = make_raw_problem<double>(200, 12, 2, 23, 0.1);
   gd_options o = recommended(1e-13);
@@ -614,8 +684,12 @@ TEST(CpuGram, EveryEntryIsTheInOrderSum) {
   std::int64_t const K = p.K, L = p.L, N = p.N;
   for (int threads : {1, 2}) {
     std::vector<double> A, B;
-    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N), A,
+    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N), &A,
                                       B);
+    std::vector<double> B_alone;  // B without A (the direct formulation, a refinement): the same bits
+    fusekit::detail::cpu_gram<double>(threads, cmatrix<float>(p.X.data(), K, L), cmatrix<float>(p.Y.data(), K, N),
+                                      nullptr, B_alone);
+    EXPECT_EQ(B_alone, B) << "threads " << threads;
     for (std::int64_t i = 0; i < L; ++i) {
       for (std::int64_t j = 0; j < L; ++j) {
         volatile double s = 0;  // one term at a time, in row order

@@ -569,6 +569,35 @@ TEST(GpuFit, ConjugateGradientWithJacobiOnBothPathsMatchesTheCpu) {
   EXPECT_LE(fusekit::test::relative_error(Wb, W_star), 1e-8);
 }
 
+// Refinement on the GPU (the steps of detail/train/refinement.hpp): the
+// residual by cuBLAS from X itself, the correction on the kept path. Wide raw
+// data, where the fit alone misses 1e-8 (train_cpu_test, Refinement), on the
+// cuBLAS path, on the single launch (narrow data), and from host memory
+// (the streamed system).
+TEST(GpuFit, RefinementReachesTheTargetOnEveryPath) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const wide = fusekit::test::make_raw_problem<double>(2000, 256, 4, 31, 0.1);
+  auto const W_star = fusekit::test::least_squares_reference(wide);
+  gd_options o = gd_options::recommended();
+  o.formulation = gd_formulation::gram;
+  std::vector<double> W;
+  auto const r = gpu_fit(wide, W, o, 2);
+  EXPECT_TRUE(r.all_converged());
+  EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-8);
+  std::vector<double> Wh(static_cast<std::size_t>(wide.N * wide.L), 0.0);  // host memory: streamed
+  auto const rh = fusekit::fit(fusekit::cuda{}, cmatrix<double>(wide.X.data(), wide.K, wide.L),
+                               cmatrix<double>(wide.Y.data(), wide.K, wide.N),
+                               fusekit::matrix<double>(Wh.data(), wide.N, wide.L), o);
+  EXPECT_TRUE(rh.all_converged());
+  EXPECT_LE(fusekit::test::relative_error(Wh, W_star), 1e-8);
+  auto const narrow = fusekit::test::make_raw_problem<double>(300, 12, 3, 36, 0.1);
+  auto const narrow_star = fusekit::test::least_squares_reference(narrow);
+  auto const rs = gpu_fit(narrow, W, o, 1);
+  EXPECT_STREQ(fusekit::to_string(rs.path), "single_launch");
+  EXPECT_TRUE(rs.all_converged());
+  EXPECT_LE(fusekit::test::relative_error(W, narrow_star), 1e-8);
+}
+
 // Scaled gradient descent on the GPU: the same iterates as the CPU's.
 TEST(GpuFit, JacobiPlainAndNesterovMatchTheCpu) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();

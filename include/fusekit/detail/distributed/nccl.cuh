@@ -249,6 +249,26 @@ Acc run(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumul
   return device_scalar_result<Acc>(
       p.local, [&](Acc* out) { nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out); });
 }
+/// The system of a fit across GPUs: this rank's A and B (and a refinement's
+/// B), then summed over the ranks, so every rank iterates the same system.
+template <class T>
+struct nccl_system : device_system<T> {
+  const nccl& p;
+  void sum_over_ranks(T* values, std::int64_t count) const {
+    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
+                                   p.local.stream));
+  }
+  void gram(const cublas_context& cublas, T* A, T* B) const {
+    device_system<T>::gram(cublas, A, B);
+    sum_over_ranks(A, this->X.extent(1) * this->X.extent(1));
+    sum_over_ranks(B, this->Y.extent(1) * this->X.extent(1));
+  }
+  void residual(const cublas_context& cublas, const T* W, T* scratch, T* B) const {
+    device_system<T>::residual(cublas, W, scratch, B);
+    sum_over_ranks(B, this->Y.extent(1) * this->X.extent(1));
+  }
+};
+
 template <class T>
 fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   const char* const f = "fusekit::fit";
@@ -262,19 +282,8 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
   (void)rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));  // L, N agree; K ≥ 1
   gd_options gram = o;
   gram.formulation = gd_formulation::gram;
-  std::int64_t const L = X.extent(1), N = Y.extent(1);
-  auto const sum_over_ranks = [&](T* values, std::int64_t count) {
-    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
-                                   p.local.stream));
-  };
-  fit_report report = gpu_fit_checked(
-      p.local, X, Y, W, gram, nullptr,
-      [&](const cublas_context& cublas, T* A, T* B) {
-        gram_matrices<T>(cublas.on(p.local.stream), X, Y, A, B);
-        sum_over_ranks(A, L * L);
-        sum_over_ranks(B, N * L);
-      },
-      automatic_path{});
+  fit_report report =
+      gpu_fit_checked(p.local, X, Y, W, gram, nullptr, nccl_system<T>{{X, Y, p.local.stream}, p}, automatic_path{});
   report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
                                                                 : fusekit::fit_path::nccl_cublas;
   return report;

@@ -136,6 +136,9 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                   std::string(f) + ": stall_window is " + std::to_string(o.stall_window) + "; it must be at least 1");
   FUSEKIT_EXPECTS(o.progress_every >= 1, std::string(f) + ": progress_every is " + std::to_string(o.progress_every) +
                                              "; it must be at least 1");
+  FUSEKIT_EXPECTS(o.refinement_steps >= 0 && o.refinement_steps <= gd_options::max_refinement_steps,
+                  std::string(f) + ": refinement_steps is " + std::to_string(o.refinement_steps) +
+                      "; it must be in 0 .. " + std::to_string(gd_options::max_refinement_steps));
   FUSEKIT_EXPECTS(
       o.method == gd_method::plain || o.method == gd_method::nesterov || o.method == gd_method::conjugate_gradient,
       std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +

@@ -40,20 +40,22 @@ inline constexpr std::int64_t gram_rows_per_block = 64;
 /// A = XᵀX (L × L) and B = YᵀX (N × L, row n is b_n = Xᵀ y_n) in C, every entry
 /// summed over k in order from C(0), whatever the blocking and the thread
 /// count: rows of X are taken `gram_rows_per_block` at a time, each thread owns
-/// rows of A, and within a block each entry adds its terms in k order. The
+/// rows of A and B, and within a block each entry adds its terms in k order. The
 /// upper triangle is summed and mirrored (x_ki·x_kj = x_kj·x_ki exactly).
-template <class C, class T>
-void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<C>& A, std::vector<C>& B) {
+/// With A null, B alone (the direct formulation, a refinement's RᵀX).
+template <class C, class T, class U>
+void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>* A, std::vector<C>& B) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  A.assign(static_cast<std::size_t>(L * L), C(0));
+  std::int64_t const first = A != nullptr ? 0 : L;  // the rows of A, then B's
+  if (A != nullptr) { A->assign(static_cast<std::size_t>(L * L), C(0)); }
   B.assign(static_cast<std::size_t>(N * L), C(0));
   const T* const x = X.data_handle();
-  const T* const y = Y.data_handle();
-  C* const a = A.data();
+  const U* const y = Y.data_handle();
+  C* const a = A != nullptr ? A->data() : nullptr;
   C* const bm = B.data();
   (void)threads;
 #if FUSEKIT_HAS_OPENMP
-#pragma omp parallel num_threads(threads) if (K * L * (L + N) >= cpu_parallel_threshold)
+#pragma omp parallel num_threads(threads) if (K * L * (L + N - first) >= cpu_parallel_threshold)
 #endif
   {
     for (std::int64_t k0 = 0; k0 < K; k0 += gram_rows_per_block) {
@@ -61,12 +63,14 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<C>&
 #if FUSEKIT_HAS_OPENMP
 #pragma omp for schedule(static, 1) nowait
 #endif
-      for (std::int64_t r = 0; r < L + N; ++r) {
+      for (std::int64_t r = first; r < L + N; ++r) {
         // Rows r < L are A's (from column r on), the rest B's: b_n = Σ_k y_kn x_k.
         bool const is_a = r < L;
         std::int64_t const from = is_a ? r : 0;
         C* const out = is_a ? a + r * L : bm + (r - L) * L;
-        auto const weight = [&](std::int64_t k) { return static_cast<C>(is_a ? x[k * L + r] : y[k * N + (r - L)]); };
+        auto const weight = [&](std::int64_t k) {
+          return is_a ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
+        };
         isa_dispatch_same_bits([&]() FUSEKIT_LAMBDA_INLINE {
           std::int64_t k = k0;
           // Four rows per pass over out: the same additions in the same order,
@@ -95,27 +99,8 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const T> Y, std::vector<C>&
       // same count): no barrier is needed between blocks.
     }
   }
-  for (std::int64_t i = 0; i < L; ++i) {
+  for (std::int64_t i = 0; i < L && a != nullptr; ++i) {
     for (std::int64_t j = 0; j < i; ++j) { a[i * L + j] = a[j * L + i]; }
-  }
-}
-
-/// b_n = Xᵀy_n for every n (B: N × L) in C, sums over k in order.
-template <class C, class T>
-void cpu_rhs(int threads, matrix<const T> X, matrix<const T> Y, std::vector<C>& B) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  B.assign(static_cast<std::size_t>(N * L), C(0));
-  const T* const x = X.data_handle();
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (K * L * N >= cpu_parallel_threshold)
-#endif
-  for (std::int64_t n = 0; n < N; ++n) {
-    C* const out = B.data() + n * L;
-    for (std::int64_t k = 0; k < K; ++k) {
-      C const yk = static_cast<C>(Y.data_handle()[k * N + n]);
-      for (std::int64_t l = 0; l < L; ++l) { out[l] = out[l] + yk * static_cast<C>(x[k * L + l]); }
-    }
   }
 }
 
@@ -145,8 +130,8 @@ void columns_times(matrix<const T> X, const C* v, C* out) {
 
 /// The direct formulation's gradient, the user's two products: delta = X·point − y_n,
 /// g = Xᵀ·delta, sums in index order.
-template <class C, class T>
-void direct_gradient(matrix<const T> X, matrix<const T> Y, std::int64_t n, const C* point, C* delta, C* g) {
+template <class C, class T, class U>
+void direct_gradient(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* point, C* delta, C* g) {
   std::int64_t const K = X.extent(0), N = Y.extent(1);
   rows_times(X, point, delta);
   for (std::int64_t k = 0; k < K; ++k) { delta[k] = delta[k] - static_cast<C>(Y.data_handle()[k * N + n]); }
@@ -234,13 +219,13 @@ cpu_system<C> make_cpu_system(int threads, bool gram, matrix<const T> X, matrix<
   cpu_system<C> sys;
   sys.gram = gram;
   if (gram) {
-    cpu_gram(threads, X, Y, sys.A, sys.B);
+    cpu_gram(threads, X, Y, &sys.A, sys.B);
     sum(sys.A.data(), L * L);
     sum(sys.B.data(), N * L);
     sys.floor_multiplier = static_cast<double>(L + 1);
     return sys;
   }
-  cpu_rhs(threads, X, Y, sys.B);
+  cpu_gram<C>(threads, X, Y, nullptr, sys.B);
   sum(sys.B.data(), N * L);
   std::int64_t const K = X.extent(0);
   sys.diagonal.assign(static_cast<std::size_t>(L), C(0));

@@ -23,6 +23,10 @@
 ///   the same way: Gram CG with one GEMM (A·d) per iteration, CGLS with two
 ///   (X·d, then Xᵀρ) around the update of the rows' residual.
 ///
+/// A refinement (gd_options::refinement_steps, Gram fits) takes R = Y − X Wᵀ
+/// and B = RᵀX by two GEMMs per step and runs the same path again on the
+/// kept A (detail/train/cuda_refinement.cuh).
+///
 /// `fit` returns a host report, so it synchronizes the policy's stream.
 ///
 /// Host-resident data (detail/host_data/cuda_driver.cuh). With the Gram formulation, `fit`
@@ -36,10 +40,11 @@
 /// it copies X and Y to the device once. W in host memory is copied in and
 /// back. `predict` streams X and Ŷ by rows.
 
-#include <fusekit/detail/train/cuda_parts.cuh>  // and with it cuBLAS, the kernels, the descent step, the checks
+#include <fusekit/detail/train/cuda_refinement.cuh>  // and with it cuBLAS, the kernels, the descent step, the checks
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -95,17 +100,19 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
     arena.release(mark);
   }
   bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  bool const refine = gram && o.refinement_steps > 0;
   for (bool single : {false, gram}) {
     fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single,
-                                  t.train.cublas_workspace_bytes, !gram && o.method == gd_method::conjugate_gradient);
+                                  t.train.cublas_workspace_bytes, !gram && o.method == gd_method::conjugate_gradient,
+                                  refine, K * N);  // the refinement's R, as device_system takes it
     arena.release(0);
   }
   return arena.bytes_needed();
 }
 
-template <class T, class MakeGram, class Path>
+template <class T, class System, class Path>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           workspace_arena* from, const MakeGram& make_gram, const Path& path);
+                           workspace_arena* from, const System& system, const Path& path);
 
 /// `fit` over device memory, with an optional workspace, on the path `path` chooses.
 template <class T, class Path = automatic_path>
@@ -130,16 +137,15 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
-  return gpu_fit_checked(
-      policy, X, Y, W, o, from,
-      [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); }, path);
+  return gpu_fit_checked(policy, X, Y, W, o, from, device_system<T>{X, Y, policy.stream}, path);
 }
 
-/// The fit after its checks, with A (and B) made by `make_gram(cublas, A, B)`;
-/// W, and X and Y where the direct formulation reads them, are device memory.
-template <class T, class MakeGram, class Path>
+/// The fit after its checks, with A and B, and a refinement's B, made by
+/// `system` (detail/train/cuda_refinement.cuh); W, and X and Y where the direct
+/// formulation reads them, are device memory.
+template <class T, class System, class Path>
 fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           workspace_arena* from, const MakeGram& make_gram, const Path& path) {
+                           workspace_arena* from, const System& system, const Path& path) {
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
@@ -153,12 +159,13 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   }
   bool const gram = single || formulation == gd_formulation::gram;
   bool const cgls = !gram && o.method == gd_method::conjugate_gradient;
+  bool const refine = gram && o.refinement_steps > 0;
   fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single,
-                           tuning.cublas_workspace_bytes, cgls);
+                           tuning.cublas_workspace_bytes, cgls, refine, system.residual_scratch());
 
   cublas_context const cublas{cublas_handle(), buf.cublas_workspace.get(),
                               static_cast<std::size_t>(tuning.cublas_workspace_bytes)};
-  make_gram(cublas, buf.A.get(), buf.B.get());
+  system.gram(cublas, buf.A.get(), buf.B.get());
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate && o.method != gd_method::conjugate_gradient) {
@@ -171,33 +178,39 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     learning_rate = automatic_learning_rate<T>(lambda);
   }
-  descent_params<T> const p = make_descent_params<T>(
-      o, learning_rate, gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L));
+  double const floor_multiplier = gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L);
 
   fit_report report;
   report.learning_rate = learning_rate;
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
   report.path = single ? fusekit::fit_path::single_launch : fusekit::fit_path::cublas;
-  report.outputs.resize(static_cast<std::size_t>(N));
-  if (single) {
-    std::size_t const shared = single_launch_shared_bytes<T>(L);
-    auto const kernel = fit_single_launch_kernel<T>;
-    FUSEKIT_CUDA_TRY(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-    launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream, static_cast<const T*>(buf.A.get()),
-           static_cast<const T*>(buf.B.get()), W.data_handle(), L, p, buf.reports.get());
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(report.outputs.data(), buf.reports.get(),
-                                     report.outputs.size() * sizeof(output_report), cudaMemcpyDeviceToHost, stream));
-  } else {
-    auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W, buf, gram, p, o.progress);
-    for (std::size_t n = 0; n < states.size(); ++n) { report.outputs[n] = states[n].report; }
-  }
-  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
-  if (single && o.progress) {  // one launch: the only host check is the end
-    fit_progress end;
-    end.iteration = report.most_iterations();
-    o.progress(end);
-  }
+  // Every output's iterations from W_on's start, on the path taken (synchronizes).
+  auto const iterate = [&](matrix<T> W_on, const descent_params<T>& p) {
+    std::vector<output_report> outputs(static_cast<std::size_t>(N));
+    if (single) {
+      std::size_t const shared = single_launch_shared_bytes<T>(L);
+      auto const kernel = fit_single_launch_kernel<T>;
+      FUSEKIT_CUDA_TRY(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+      launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream,
+             static_cast<const T*>(buf.A.get()), static_cast<const T*>(buf.B.get()), W_on.data_handle(), L, p,
+             buf.reports.get());
+      FUSEKIT_CUDA_TRY(cudaMemcpyAsync(outputs.data(), buf.reports.get(), outputs.size() * sizeof(output_report),
+                                       cudaMemcpyDeviceToHost, stream));
+    } else {
+      auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W_on, buf, gram, p, o.progress);
+      for (std::size_t n = 0; n < states.size(); ++n) { outputs[n] = states[n].report; }
+    }
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (single && o.progress) {  // one launch: the only host check is the end
+      fit_progress end;
+      for (const output_report& out : outputs) { end.iteration = std::max(end.iteration, out.iterations); }
+      o.progress(end);
+    }
+    return outputs;
+  };
+  report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier));
+  if (refine) { gpu_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report); }
   return report;
 }
 
@@ -215,26 +228,18 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
       std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
       std::array<memory_space, 0>{},
       [&](const auto&) {
-        return gpu_fit_checked(
-            policy, X, Y, Wd, o, nullptr,
-            [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), X, Y, A, B); },
-            automatic_path{});
+        return gpu_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
       },
       [&] {
-        if (gram) {  // X and Y stream through the pipeline into A and B
-          return gpu_fit_checked(
-              policy, X, Y, Wd, o, nullptr,
-              [&](const cublas_context& cublas, T* A, T* B) { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); },
-              automatic_path{});
+        if (gram) {  // X and Y stream through the pipeline into A and B (and a refinement's B)
+          return gpu_fit_checked(policy, X, Y, Wd, o, nullptr, streamed_system<T>{policy, X, Y}, automatic_path{});
         }
         // direct: X and Y on the device once
         on_device<const T> const x(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
         on_device<const T> const y(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
         matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-        return gpu_fit_checked(
-            policy, Xd, Yd, Wd, o, nullptr,
-            [&](const cublas_context& cublas, T* A, T* B) { gram_matrices<T>(cublas.on(policy.stream), Xd, Yd, A, B); },
-            automatic_path{});
+        return gpu_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
+                               automatic_path{});
       });
   w.write_back();
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));  // W is written when fit returns

@@ -76,9 +76,11 @@ struct fit_buffers {
   stream_buffer<T> Q;                         ///< cuBLAS path, CGLS: X·Pᵀ (K × N)
   stream_buffer<descent_state<T>> states;     ///< cuBLAS path
   stream_buffer<int> running;                 ///< cuBLAS path
+  stream_buffer<T> correction, residual;      ///< refinement: D (N × L) and the system's scratch
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
-              bool automatic_rate, bool single, std::int64_t cublas_bytes, bool cgls = false)
+              bool automatic_rate, bool single, std::int64_t cublas_bytes, bool cgls = false, bool refine = false,
+              std::int64_t residual_elements = 0)
       : cublas_workspace(policy, cublas_bytes, arena),
         A(policy, L * L, arena),
         B(policy, N * L, arena),
@@ -90,7 +92,9 @@ struct fit_buffers {
         G(policy, single ? 0 : N * L, arena),
         Q(policy, cgls ? K * N : 0, arena),
         states(policy, single ? 0 : N, arena),
-        running(policy, single ? 0 : 1, arena) {}
+        running(policy, single ? 0 : 1, arena),
+        correction(policy, refine ? N * L : 0, arena),
+        residual(policy, refine ? residual_elements : 0, arena) {}
 };
 
 /// The outputs' states, copied to the host (synchronizes).

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The CPU trainer's iterative refinement (the steps of
+/// detail/train/refinement.hpp): the residual of the rows from X itself, in
+/// the compute type, then the same iterations on the kept A with B = RᵀX.
+/// Across processes each holds its rows of R; RᵀX is summed over them like B.
+
+#include <fusekit/detail/train/cpu_iterations.hpp>
+#include <fusekit/detail/train/refinement.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace fusekit {
+namespace detail {
+inline namespace train {
+
+/// R = Y − X Wᵀ (K × N, in C) for the outputs `refined` names, 0 for the
+/// others; each entry y_kn − Σ_l x_kl w_nl, the sum in l order from 0 (the
+/// N sums of a row run side by side, over Wᵀ).
+template <class C, class T>
+std::vector<C> cpu_residual(int threads, matrix<const T> X, matrix<const T> Y, matrix<const C> W,
+                            const std::vector<char>& refined) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  std::vector<C> R(static_cast<std::size_t>(K * N), C(0)), Wt(static_cast<std::size_t>(L * N), C(0));
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t l = 0; l < L && refined[static_cast<std::size_t>(n)] != 0; ++l) { Wt[l * N + n] = W(n, l); }
+  }
+  (void)threads;
+#if FUSEKIT_HAS_OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (K * L * N >= cpu_parallel_threshold)
+#endif
+  for (std::int64_t k = 0; k < K; ++k) {
+    C* const r = R.data() + k * N;
+    for (std::int64_t l = 0; l < L; ++l) {
+      C const x = static_cast<C>(X(k, l));
+      const C* const w = Wt.data() + l * N;
+      for (std::int64_t n = 0; n < N; ++n) { r[n] = r[n] + x * w[n]; }
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      r[n] = refined[static_cast<std::size_t>(n)] != 0 ? static_cast<C>(Y(k, n)) - r[n] : C(0);
+    }
+  }
+  return R;
+}
+
+/// `o.refinement_steps` steps of refinement of W (N × L, in C) on this
+/// process's rows: `sys` is the fit's system (its B is replaced by RᵀX), and
+/// the rest are cpu_descend's arguments. Stops early when no output is left
+/// to refine or no budget is left.
+template <class C, class T, class SumOverProcesses>
+void cpu_refine(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<C> W, const gd_options& o,
+                cpu_system<C>& sys, double learning_rate, std::int64_t rows_size, bool parallel,
+                const SumOverProcesses& sum, fit_report& report) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  int const threads = cpu_thread_count(policy);
+  for (std::int64_t step = 0; step < o.refinement_steps && sys.gram; ++step) {
+    refinement_plan const plan = plan_refinement(report, o.max_iterations);
+    if (plan.budget < 1) { return; }
+    gd_options const c = correction_options(o, plan.budget);
+    std::vector<C> const R = cpu_residual(threads, X, Y, matrix<const C>(W.data_handle(), N, L), plan.outputs);
+    matrix<const C> const Rv(R.data(), K, N);
+    cpu_gram<C>(threads, X, Rv, nullptr, sys.B);
+    sum(sys.B.data(), N * L);
+    descent_params<C> const p = make_descent_params<C>(c, learning_rate, sys.floor_multiplier);
+    std::vector<C> D(static_cast<std::size_t>(N * L), C(0));
+    fit_report correction;
+    cpu_descend<C>(policy, matrix<C>(D.data(), N, L), c, p, cpu_all_output_terms(sys, p, Rv, sum), rows_size,
+                   parallel, cpu_iterate_of<C>(sys, p, X, Rv, sum), correction);
+    for (std::int64_t n = 0; n < N; ++n) {
+      add_correction(W.data_handle() + n * L, D.data() + n * L, L, report.outputs[static_cast<std::size_t>(n)],
+                     correction.outputs[static_cast<std::size_t>(n)]);
+    }
+  }
+}
+
+}  // namespace train
+}  // namespace detail
+}  // namespace fusekit
