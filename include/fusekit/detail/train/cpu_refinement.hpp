@@ -66,8 +66,8 @@ void cpu_refine(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<
     descent_params<C> const p = make_descent_params<C>(c, learning_rate, sys.floor_multiplier);
     std::vector<C> D(static_cast<std::size_t>(N * L), C(0));
     fit_report correction;
-    cpu_descend<C>(policy, matrix<C>(D.data(), N, L), c, p, cpu_all_output_terms(sys, p, Rv, sum), rows_size,
-                   parallel, cpu_iterate_of<C>(sys, p, X, Rv, sum), correction);
+    cpu_descend<C>(policy, matrix<C>(D.data(), N, L), c, p, cpu_all_output_terms(sys, p, Rv, sum), rows_size, parallel,
+                   cpu_iterate_of<C>(sys, p, X, Rv, sum), correction);
     for (std::int64_t n = 0; n < N; ++n) {
       add_correction(W.data_handle() + n * L, D.data() + n * L, L, report.outputs[static_cast<std::size_t>(n)],
                      correction.outputs[static_cast<std::size_t>(n)]);

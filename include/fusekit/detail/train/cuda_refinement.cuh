@@ -42,8 +42,8 @@ struct device_system {
   [[nodiscard]] std::int64_t residual_scratch() const { return X.extent(0) * Y.extent(1); }
   void gram(const cublas_context& cublas, T* A, T* B) const { gram_matrices<T>(cublas.on(stream), X, Y, A, B); }
   void residual(const cublas_context& cublas, const T* W, T* scratch, T* B) const {
-    residual_rhs<T>(cublas.on(stream), stream, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1),
-                    Y.extent(1), W, scratch, T(0), B);
+    residual_rhs<T>(cublas.on(stream), stream, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1), Y.extent(1),
+                    W, scratch, T(0), B);
   }
 };
 
@@ -55,9 +55,7 @@ struct streamed_system {
   const cuda& policy;
   matrix<const T> X, Y;
   [[nodiscard]] std::int64_t residual_scratch() const { return 0; }
-  void gram(const cublas_context& cublas, T* A, T* B) const {
-    streamed_gram_matrices<T>(policy, cublas, X, Y, A, B);
-  }
+  void gram(const cublas_context& cublas, T* A, T* B) const { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); }
   void residual(const cublas_context& cublas, const T* W, T*, T* B) const {
     std::int64_t const L = X.extent(1), N = Y.extent(1);
     std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
@@ -66,8 +64,8 @@ struct streamed_system {
     run_pipeline(policy, X.extent(0), 1, rows, pipeline_view{},
                  [&](cudaStream_t s, std::int64_t chunk, std::int64_t, std::int64_t count,
                      const std::array<const std::byte*, 2>& in, std::byte*) {
-                   residual_rhs<T>(h, s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<const T*>(in[1]), count,
-                                   L, N, W, scratch.get(), chunk == 0 ? T(0) : T(1), B);
+                   residual_rhs<T>(h, s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<const T*>(in[1]), count, L,
+                                   N, W, scratch.get(), chunk == 0 ? T(0) : T(1), B);
                  });
   }
 };
@@ -79,8 +77,8 @@ struct streamed_system {
 /// and W + D is taken per output on the host (N × L values each way).
 template <class T, class System, class Iterate>
 void gpu_refine(const cuda& policy, const cublas_context& cublas, const System& system, const fit_buffers<T>& buf,
-                matrix<T> W, const gd_options& o, double learning_rate, double floor_multiplier,
-                const Iterate& iterate, fit_report& report) {
+                matrix<T> W, const gd_options& o, double learning_rate, double floor_multiplier, const Iterate& iterate,
+                fit_report& report) {
   std::int64_t const N = W.extent(0), L = W.extent(1);
   cudaStream_t const stream = policy.stream;
   std::size_t const bytes = static_cast<std::size_t>(N * L) * sizeof(T);
