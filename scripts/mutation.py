@@ -5,7 +5,7 @@ should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
 memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
-loops), the no-throw contract, the overflow checks and tanh under
+loops), the no-throw contract, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
     scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
@@ -33,10 +33,13 @@ TESTS = {
     "tanh_fastmath": ("tests/elementwise/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
     "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
+    "names": ("tests/names_test.cpp", [], None, 60),
 }
 
 # (id, file under include/fusekit, the text, its replacement, tests)
 MUTANTS = [
+    ("enum-name-past-the-end", "detail/core/enum_name.hpp", "i >= 0 && i < static_cast<long long>(M)",
+     "i >= 0 && i <= static_cast<long long>(M)", ["names"]),
     ("refine-unconverged", "detail/train/refinement.hpp",
      "inline bool refines(const output_report& fit) { return fit.status == fit_status::converged; }",
      "inline bool refines(const output_report&) { return true; }", ["train"]),

@@ -6,6 +6,7 @@
 /// bounds).
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/core/enum_name.hpp>
 #include <fusekit/detail/core/extremum.hpp>
 #include <fusekit/detail/core/rounding.hpp>
 #include <fusekit/detail/reduce/accumulator.hpp>
@@ -40,17 +41,8 @@ inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::n
 /// Name of an algorithm, for tables and messages: the enumerator's own
 /// spelling ("naive_atomic", "block_atomic", "cub", "deterministic").
 constexpr const char* to_string(reduce_algorithm a) {
-  switch (a) {
-    case reduce_algorithm::naive_atomic:
-      return "naive_atomic";
-    case reduce_algorithm::block_atomic:
-      return "block_atomic";
-    case reduce_algorithm::cub:
-      return "cub";
-    case reduce_algorithm::deterministic:
-      return "deterministic";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"naive_atomic", "block_atomic", "cub", "deterministic"};
+  return detail::enum_name(names, a);
 }
 
 /// The accumulator a sum of T uses by default: float for float and the half

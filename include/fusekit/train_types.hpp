@@ -16,6 +16,7 @@
 /// enumerators' own.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/core/enum_name.hpp>
 
 #include <cuda/std/mdspan>
 
@@ -102,25 +103,33 @@ enum class fit_status : int {
 /// The status's name: "converged", "max_iterations", "diverged" or "stalled".
 constexpr const char* to_string(fit_status s) {
   constexpr const char* names[] = {"converged", "max_iterations", "diverged", "stalled"};
-  const auto i = static_cast<unsigned>(s);
-  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
+  return detail::enum_name(names, s);
 }
 /// The method's name: "plain", "nesterov" or "conjugate_gradient".
 constexpr const char* to_string(gd_method m) {
-  return m == gd_method::plain ? "plain" : (m == gd_method::nesterov ? "nesterov" : "conjugate_gradient");
+  constexpr const char* names[] = {"plain", "nesterov", "conjugate_gradient"};
+  return detail::enum_name(names, m);
 }
 /// The preconditioner's name: "none" or "jacobi".
-constexpr const char* to_string(gd_preconditioner p) { return p == gd_preconditioner::none ? "none" : "jacobi"; }
+constexpr const char* to_string(gd_preconditioner p) {
+  constexpr const char* names[] = {"none", "jacobi"};
+  return detail::enum_name(names, p);
+}
 /// The rule's name, as the enumerator is spelled.
 constexpr const char* to_string(stop_rule r) {
   constexpr const char* names[] = {"none",       "tolerance", "relative_tolerance", "max_iterations",
                                    "non_finite", "growth",    "rounding_floor"};
-  const auto i = static_cast<unsigned>(r);
-  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
+  return detail::enum_name(names, r);
 }
 /// The formulation's name: "automatic", "direct" or "gram".
 constexpr const char* to_string(gd_formulation f) {
-  return f == gd_formulation::direct ? "direct" : (f == gd_formulation::gram ? "gram" : "automatic");
+  constexpr const char* names[] = {"automatic", "direct", "gram"};
+  return detail::enum_name(names, f);
+}
+/// The start's name: "zeros", "warm_start" or "uniform".
+constexpr const char* to_string(gd_init i) {
+  constexpr const char* names[] = {"zeros", "warm_start", "uniform"};
+  return detail::enum_name(names, i);
 }
 
 /// The code path a fit took (fit_report::path), for logs and benchmarks.
@@ -137,8 +146,7 @@ enum class fit_path {
 /// "nccl/single_launch" or "nccl/cublas".
 constexpr const char* to_string(fit_path p) {
   constexpr const char* names[] = {"cpu", "single_launch", "cublas", "mpi", "nccl/single_launch", "nccl/cublas"};
-  const auto i = static_cast<unsigned>(p);
-  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
+  return detail::enum_name(names, p);
 }
 
 /// Where a long fit stands, for `gd_options::progress`: enough for a log

@@ -114,8 +114,10 @@ R device_scalar_result(const cuda& policy, const Enqueue& enqueue, workspace_are
 
 /// n values of T where the device reads and writes them: `from` itself when
 /// it is device memory, else a stream-ordered device copy, filled from `from`
-/// when `upload`. `write_back()` copies the copy back to `from` (none for
-/// device memory; a pageable `from` synchronizes).
+/// when `upload`. `write_back(wait)` copies the copy back to `from` (nothing
+/// for device memory) and synchronizes the stream after it when `from` is
+/// pageable or `wait` is true, so that the host values are written when it
+/// returns; for device memory it neither copies nor waits.
 template <class T>
 struct on_device {
   on_device(const cuda& policy, T* from, std::int64_t n, memory_space space, bool upload = true)
@@ -129,10 +131,10 @@ struct on_device {
       FUSEKIT_CUDA_TRY(cudaMemcpyAsync(copy.get(), from, bytes(), cudaMemcpyHostToDevice, stream));
     }
   }
-  void write_back() const {
+  void write_back(bool wait = false) const {
     if (host == nullptr || count == 0) { return; }
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host, data, bytes(), cudaMemcpyDeviceToHost, stream));
-    if (pageable) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream)); }
+    if (pageable || wait) { FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream)); }
   }
   std::size_t bytes() const { return static_cast<std::size_t>(count) * sizeof(T); }
 
