@@ -312,13 +312,14 @@ TEST(RouteByMemory, DevicePathOnlyWhenEverythingIsDeviceMemory) {
     EXPECT_EQ(route(d, other, d), "host");
     EXPECT_EQ(route(d, d, other), "host");
   }
-  // No outputs (a reduction's result, a fit's W: handled by on_device): the inputs decide.
+  // No outputs (a reduction's result, a fit's W: handled by on_device): the
+  // inputs decide; a device path that takes no pointers is called without them.
   std::array<pipeline_view, 1> const one{view(2, d)};
   EXPECT_TRUE(fusekit::detail::route_by_memory(
-      one, std::array<memory_space, 0>{}, [](const auto&) { return true; }, [] { return false; }));
+      one, std::array<memory_space, 0>{}, [] { return true; }, [] { return false; }));
   std::array<pipeline_view, 1> const host{view(2, pinned)};
   EXPECT_FALSE(fusekit::detail::route_by_memory(
-      host, std::array<memory_space, 0>{}, [](const auto&) { return true; }, [] { return false; }));
+      host, std::array<memory_space, 0>{}, [] { return true; }, [] { return false; }));
 }
 
 TEST(HostCopy, EveryThreadCountCopiesEveryByte) {

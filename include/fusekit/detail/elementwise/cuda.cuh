@@ -66,7 +66,7 @@ void run(transform_tag, const cuda& policy, const call_site& site, ::cuda::std::
   pipeline_view const out_view = pipeline_view_of(out);
   route_by_memory(
       views, std::array<memory_space, 1>{out_view.space},
-      [&](const auto&) {
+      [&] {
         launch_elementwise(policy, policy.stream, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
       },
       [&] { pipelined_transform(policy, out, op, views, out_view, std::index_sequence_for<Ins...>{}, ins...); });

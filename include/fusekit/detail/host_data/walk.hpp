@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace fusekit {
@@ -56,19 +57,25 @@ bool any_on_host(const std::array<pipeline_view, I>& views) {
 
 /// The one place a GPU backend's call is routed by where its data lives:
 /// with every view of `ins` and every space of `outs` in device memory,
-/// `on_device(pointers)` runs the call as over device memory, in one pass
-/// (pointers: the inputs' device pointers, in order); otherwise
+/// `on_device` runs the call as over device memory, in one pass; otherwise
 /// `through_host()` takes the host-data path (the pipeline, or copies). The
-/// two return the same type, which this returns.
+/// two return the same type, which this returns. `on_device` takes the
+/// inputs' device pointers in order, `on_device(pointers)`, when it accepts
+/// them (a call that reads its inputs through type-erased pointers), else no
+/// argument (a call that keeps its own typed views).
 template <std::size_t I, std::size_t O, class OnDevice, class ThroughHost>
 auto route_by_memory(const std::array<pipeline_view, I>& ins, const std::array<memory_space, O>& outs,
                      const OnDevice& on_device, const ThroughHost& through_host) {
   bool const outs_on_device =
       std::all_of(outs.begin(), outs.end(), [](memory_space s) { return s == memory_space::device; });
   if (!outs_on_device || any_on_host(ins)) { return through_host(); }
-  std::array<const std::byte*, I> pointers{};
-  for (std::size_t k = 0; k < I; ++k) { pointers[k] = ins[k].data; }
-  return on_device(pointers);
+  if constexpr (std::is_invocable_v<const OnDevice&, const std::array<const std::byte*, I>&>) {
+    std::array<const std::byte*, I> pointers{};
+    for (std::size_t k = 0; k < I; ++k) { pointers[k] = ins[k].data; }
+    return on_device(pointers);
+  } else {
+    return on_device();
+  }
 }
 
 /// The widest element of the views (1 for none).

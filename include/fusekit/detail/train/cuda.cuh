@@ -227,7 +227,7 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
   fit_report const report = route_by_memory(
       std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
       std::array<memory_space, 0>{},
-      [&](const auto&) {
+      [&] {
         return gpu_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
       },
       [&] {
@@ -263,7 +263,7 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
   pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
   route_by_memory(
       std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},
-      [&](const auto&) {
+      [&] {
         launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), w.data,
                Y_hat.data_handle(), K, L, N);
       },
