@@ -38,6 +38,12 @@ TESTS = {
 
 # (id, file under include/fusekit, the text, its replacement, tests)
 MUTANTS = [
+    ("tree-row-load-shifted", "detail/team/host_columns.hpp",
+     "std::memcpy(&v, access.values(r * c0 + l), sizeof v);", "std::memcpy(&v, access.values(r * c0 + l + 1), sizeof v);",
+     ["pinned_native_fastmath"]),
+    ("tree-widened-load-wrong-row", "detail/team/host_columns.hpp",
+     "load_widened<Bytes, Acc>(v, access.values(r * c0 + l));", "load_widened<Bytes, Acc>(v, access.values(l));",
+     ["pinned_native_fastmath"]),
     ("enum-name-past-the-end", "detail/core/enum_name.hpp", "i >= 0 && i < static_cast<long long>(M)",
      "i >= 0 && i <= static_cast<long long>(M)", ["names"]),
     ("refine-unconverged", "detail/train/refinement.hpp",

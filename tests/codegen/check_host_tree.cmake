@@ -4,7 +4,11 @@
 # AVX2 clone of the deterministic tree's host vector code
 # (detail/team/host_columns.hpp: host_column_reduce_avx2, host_combine_pairs_avx2)
 # must add in packed 32-byte registers (vadd*/vpadd* on %ymm) and never fuse a
-# multiply into an add (no vfmadd/vfmsub/vfnmadd).
+# multiply into an add (no vfmadd/vfmsub/vfnmadd). The column passes over
+# arrays of float, double, float into double and int32 into int64 must also
+# read no vector from the stack: their rows go from the array into registers
+# (a vector assembled through the stack costs a failed store forwarding per
+# load, half the read bandwidth and less).
 foreach(object IN LISTS OBJECTS)
   execute_process(COMMAND "${NM}" --defined-only "${object}" RESULT_VARIABLE rc OUTPUT_VARIABLE symbols ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -30,6 +34,12 @@ foreach(object IN LISTS OBJECTS)
     string(SUBSTRING "${function}" 0 120 name)
     if(NOT code MATCHES "\tv(p)?add[a-z]* +[^\n]*%ymm")
       message(FATAL_ERROR "${object}: no packed 32-byte add in ${name}...\n${code}")
+    endif()
+    # array_source<float, float>, <double, double>, <double, float>, <long, int>
+    if(function MATCHES "^_ZN7fusekit6detail4team23host_column_reduce_avx2" AND
+       function MATCHES "12array_sourceI(ff|dd|df|li)E" AND code MATCHES "\\((%rsp|%rbp)\\),%ymm")
+      string(REGEX MATCH "[^\n]*\\((%rsp|%rbp)\\),%ymm[^\n]*" line "${code}")
+      message(FATAL_ERROR "${object}: a vector read from the stack in the column pass ${name}...\n  ${line}")
     endif()
     if(code MATCHES "vf(n)?m(add|sub)")
       string(REGEX MATCH "[^\n]*vf(n)?m(add|sub)[^\n]*" line "${code}")
