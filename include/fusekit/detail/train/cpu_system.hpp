@@ -81,6 +81,7 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
             const T* const x1 = x0 + L;
             const T* const x2 = x1 + L;
             const T* const x3 = x2 + L;
+            FUSEKIT_SIMD_LOOP
             for (std::int64_t j = from; j < L; ++j) {
               C v = out[j] + s0 * static_cast<C>(x0[j]);
               v = v + s1 * static_cast<C>(x1[j]);
@@ -91,6 +92,7 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
           for (; k < k1; ++k) {
             C const sk = weight(k);
             const T* const xk = x + k * L;
+            FUSEKIT_SIMD_LOOP
             for (std::int64_t j = from; j < L; ++j) { out[j] = out[j] + sk * static_cast<C>(xk[j]); }
           }
         });
