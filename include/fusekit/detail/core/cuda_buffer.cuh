@@ -114,10 +114,10 @@ R device_scalar_result(const cuda& policy, const Enqueue& enqueue, workspace_are
 
 /// n values of T where the device reads and writes them: `from` itself when
 /// it is device memory, else a stream-ordered device copy, filled from `from`
-/// when `upload`. `write_back(wait)` copies the copy back to `from` (nothing
-/// for device memory) and synchronizes the stream after it when `from` is
-/// pageable or `wait` is true, so that the host values are written when it
-/// returns; for device memory it neither copies nor waits.
+/// when `upload`. `write_back(wait)` copies the copy back to `from` and then
+/// synchronizes the stream when `from` is pageable or `wait` is true, so that
+/// the host values are written when it returns; for device memory it neither
+/// copies nor waits.
 template <class T>
 struct on_device {
   on_device(const cuda& policy, T* from, std::int64_t n, memory_space space, bool upload = true)

@@ -103,11 +103,6 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
   using V = typename host_vector<E, Bytes>::type;
   constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
   constexpr int batch = Rows % 8 == 0 ? 8 : 1;
-  auto const load = [&](V & v, int r, std::int64_t l) __attribute__((always_inline)) {
-    Acc t[W];
-    for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
-    std::memcpy(&v, t, sizeof v);
-  };
   E* const lanes = reinterpret_cast<E*>(lane);
   std::int64_t const c0 = count(0);
   using T = typename Access::value_type;
@@ -126,7 +121,9 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
     } else if constexpr (widened_load_v<T, Acc>) {
       load_widened<Bytes, Acc>(v, access.values(r * c0 + l));
     } else {
-      load(v, r, l);
+      Acc t[W];
+      for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
+      std::memcpy(&v, t, sizeof v);
     }
   };
   if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
