@@ -9,6 +9,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -102,7 +103,7 @@ TEST(TanhActivate, FloatRangeSweepWithinBound) {
 
 // Every float in the interval where the two formulas meet, and near 1.
 TEST(TanhActivate, DenseAroundBranchPointsWithinBound) {
-  sweep_result const a = sweep_tanh(bits_of(0.5f), bits_of(0.625f), 1);
+  sweep_result const a = sweep_tanh(bits_of(0.55f), bits_of(0.75f), 1);
   EXPECT_LE(a.worst_ulp, fusekit::tanh_float_max_ulp) << "at x = " << a.worst_x;
   sweep_result const b = sweep_tanh(bits_of(8.5f), bits_of(10.5f), 1);
   EXPECT_LE(b.worst_ulp, fusekit::tanh_float_max_ulp) << "at x = " << b.worst_x;
@@ -114,6 +115,8 @@ TEST(TanhActivate, DenseAroundBranchPointsWithinBound) {
 //   ./functors_test --gtest_also_run_disabled_tests --gtest_filter='*Exhaustive*'
 TEST(TanhActivate, DISABLED_ExhaustiveFloat) {
   sweep_result const r = sweep_tanh(0, bits_of(10.0f), 1);
+  std::printf("tanh sweep (scalar): %llu floats, worst %.3f ulp at x = %.9g\n",
+              static_cast<unsigned long long>(r.checked), r.worst_ulp, static_cast<double>(r.worst_x));
   EXPECT_EQ(r.nan_for_finite, 0u);
   EXPECT_LE(r.worst_ulp, fusekit::tanh_float_max_ulp) << "at x = " << r.worst_x;
 }

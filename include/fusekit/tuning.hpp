@@ -93,6 +93,23 @@ struct reduce_launch {
   static constexpr int tree_min_blocks_per_sm = 4;
 };
 
+/// The CPU backend's streaming loops (`transform`, `hidden_layer` with
+/// `fusekit::cpu`): fixed constants, measured on a 2-core Zen 3 VM (README,
+/// Performance). Past the caches the loop is as fast as the memory only when
+/// its loads are in flight early enough; the fused layer's arithmetic fills
+/// the core's reorder window, so the loop itself reads the inputs ahead.
+struct cpu_stream_tuning {
+  /// Elements per block of the SIMD loop; before each block the lines of
+  /// every input `prefetch_ahead_bytes` further on are prefetched.
+  static constexpr std::int64_t block = 64;
+  /// How far ahead of the loop each input is prefetched, in bytes (2 KiB: a
+  /// few hundred nanoseconds of the layer's work, well inside the L1 cache).
+  static constexpr std::int64_t prefetch_ahead_bytes = 2048;
+  /// Calls that read and write fewer bytes than this in all (about the L2
+  /// caches of two cores) run the plain loop: their data is in cache.
+  static constexpr std::int64_t prefetch_from_bytes = std::int64_t{1} << 20;
+};
+
 /// Every algorithm's tuning.
 struct tuning {
   elementwise_tuning elementwise;

@@ -260,6 +260,47 @@ TEST(CpuTransform, InPlaceAndHalfOutput) {
   for (std::size_t i = 0; i < n; ++i) { ASSERT_EQ(__half2float(h[i]), __half2float(__float2half_rn(expected[i]))); }
 }
 
+// Calls past the caches run in blocks that prefetch each input ahead
+// (tuning.hpp, cpu_stream_tuning): every element is written once, whatever
+// the size, the thread count and where each thread's range starts.
+template <class Out, class A, class B>
+void check_streaming_blocks(std::int64_t n, int threads, std::int64_t offset) {
+  std::vector<A> a(static_cast<std::size_t>(n + offset + 1));
+  std::vector<B> b(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<A>(i % 251);
+    b[i] = static_cast<B>(i % 7);
+  }
+  std::vector<Out> out(a.size(), Out(-7));
+  auto const op = [](A x, B y) { return static_cast<Out>(static_cast<Out>(x) * 2 + static_cast<Out>(y)); };
+  fusekit::transform(fusekit::cpu{threads}, span<Out>(out.data() + offset, static_cast<std::size_t>(n)), op,
+                     span<const A>(a.data() + offset, static_cast<std::size_t>(n)),
+                     span<const B>(b.data() + offset, static_cast<std::size_t>(n)));
+  for (std::int64_t i = 0; i < offset; ++i) { ASSERT_EQ(out[static_cast<std::size_t>(i)], Out(-7)) << i; }
+  for (std::int64_t i = offset; i < offset + n; ++i) {
+    auto const k = static_cast<std::size_t>(i);
+    ASSERT_EQ(out[k], op(a[k], b[k])) << "n=" << n << " threads=" << threads << " offset=" << offset << " i=" << i;
+  }
+  ASSERT_EQ(out.back(), Out(-7)) << "written past the end";
+}
+
+TEST(CpuTransform, StreamingBlocksWriteEveryElementOnce) {
+  using fusekit::cpu_stream_tuning;
+  for (int threads : {1, 2, 3}) {
+    for (std::int64_t offset : {0, 1, 3}) {
+      // float = f(uint8, float): 9 bytes an element; double = f(double, double): 24.
+      std::int64_t const f_from = cpu_stream_tuning::prefetch_from_bytes / 9;
+      for (std::int64_t n : {f_from - 1, f_from, f_from + 1, f_from + cpu_stream_tuning::block - 1, 3 * f_from + 17}) {
+        check_streaming_blocks<float, std::uint8_t, float>(n, threads, offset);
+      }
+      std::int64_t const d_from = cpu_stream_tuning::prefetch_from_bytes / 24;
+      for (std::int64_t n : {d_from + 1, d_from + 2 * cpu_stream_tuning::block + 5}) {
+        check_streaming_blocks<double, double, double>(n, threads, offset);
+      }
+    }
+  }
+}
+
 TEST(CpuTransform, UnfusedMatchesFusedExactly) {
   // Same functors, same roundings: the three passes give the fused result bit for bit.
   for (std::size_t n : {1, 999, 65537}) {

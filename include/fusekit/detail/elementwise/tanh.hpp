@@ -8,25 +8,30 @@
 /// the host: `#pragma omp simd` vectorizes it without -ffast-math (glibc's
 /// vector tanh needs -ffast-math, which also flushes subnormals to zero).
 ///
-///   |x| < 0.55:  tanh(x) = x + x·z·P(z), z = x², P a degree-5 least-squares fit
-///   |x| ≥ 0.55:  tanh(x) = 1 − 2 / (e^{2|x|} + 1), e^y by range reduction
-///                y = k ln2 + r and a degree-7 Taylor polynomial
+///   |x| < 0.65:  tanh(x) = x + x·z·P(z), z = x², P a degree-4 minimax fit
+///   |x| ≥ 0.65:  tanh(x) = 1 − 2 / (e^{2|x|} + 1), e^{2a} = 2^k e^{2u} with
+///                k = round(2a / ln2), u = a − k ln2/2, and a degree-6 minimax
+///                polynomial for e^{2u}; k and 2^k come from one float (below)
 ///   |x| ≥ 10:    clamped to 10 (tanh rounds to ±1 from |x| ≈ 9.01 on)
 ///
+/// The branch is at 0.65 rather than lower: there 2/(e + 1) ≤ 0.43, so its
+/// rounding weighs less in 1 − 2/(e + 1), and a degree-4 P still reaches 7e-9
+/// below it. About 29 AVX2 instructions per 8 floats (the form before took 46).
+///
 /// Checked against a long-double tanh for every non-negative float up to 10
-/// (the rest round to 1; the sign only mirrors): at most 1.53 ulp without FMA
-/// contraction and 1.59 ulp with it (the device contracts by default), and
-/// 1.23 ulp under -ffast-math through the SIMD loop, where the division runs
-/// in double (gcc would otherwise approximate it: see the code; the rest of
-/// what -ffast-math regroups costs little). A CI test sweeps every float of
-/// the intervals near the branch under the fast-math flags
-/// (tests/elementwise/tanh_sweep_test.cpp); scripts/tanh_sweep.sh sweeps all of
-/// them. ±0 keeps
-/// its sign, subnormals are kept, ±inf gives exactly ±1, NaN gives NaN, and no
-/// finite input gives NaN. Nothing in it depends on strict IEEE semantics that
-/// -ffast-math relaxes: the rounding of k is a conversion to int, the selects
-/// and the NaN test work on the bits (under -ffast-math, which flushes
-/// subnormals to zero, a subnormal x gives ±0).
+/// (the rest round to 1; the sign only mirrors): at most 1.30 ulp without FMA
+/// contraction and 1.33 ulp with it (the AVX2 clone and the device contract;
+/// gcc 12 and clang 14 alike), and 1.29 ulp under -ffast-math through the
+/// SIMD loop, where the division runs in double (gcc would otherwise
+/// approximate it: see the code; the rest of what -ffast-math regroups costs
+/// little). A CI test sweeps every float of the intervals near the branch
+/// under the fast-math flags (tests/elementwise/tanh_sweep_test.cpp);
+/// scripts/tanh_sweep.sh sweeps all of them. ±0 keeps its sign, subnormals
+/// are kept, ±inf gives exactly ±1, NaN gives NaN, and no finite input gives
+/// NaN. Nothing in it depends on strict IEEE semantics that -ffast-math
+/// relaxes: under it k comes from the integers and the division runs in
+/// double, and the selects and the NaN test work on the bits (under
+/// -ffast-math, which flushes subnormals to zero, a subnormal x gives ±0).
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/core/numeric.hpp>
@@ -38,63 +43,81 @@ namespace fusekit {
 namespace detail {
 inline namespace elementwise {
 
+// Whether the host compiler may regroup or approximate float arithmetic here
+// (-ffast-math, -funsafe-math-optimizations): tanh_float then takes its
+// integer and double-precision paths.
+#if !FUSEKIT_DEVICE_PASS && (defined(__FAST_MATH__) || defined(__RECIPROCAL_MATH__) || defined(__ASSOCIATIVE_MATH__))
+#define FUSEKIT_TANH_HOST_REGROUPS 1
+#else
+#define FUSEKIT_TANH_HOST_REGROUPS 0
+#endif
+
 // The bounds of tanh_float are public: fusekit::tanh_float_max_ulp and
 // fusekit::tanh_float_max_ulp_use_fast_math (functors.hpp).
 
 FUSEKIT_HD FUSEKIT_FORCEINLINE float tanh_float(float x) {
   // Selects are done on the bits, with masks: a floating-point select or a
   // ternary on computed values makes gcc emit a branch and stop vectorizing.
+  // The comparisons are signed (AVX2 has no unsigned vector compare).
   std::uint32_t const xbits = bit_cast<std::uint32_t>(x);
   std::uint32_t const abs_bits = xbits & 0x7fffffffu;
-  std::uint32_t const clamped = abs_bits < 0x41200000u ? abs_bits : 0x41200000u;  // min(|x|, 10)
-  float const a = bit_cast<float>(clamped);
+  std::int32_t const abs_int = static_cast<std::int32_t>(abs_bits);
+  float const a = bit_cast<float>(abs_int < 0x41200000 ? abs_int : 0x41200000);  // min(|x|, 10); NaN → 10
 
-  // e = e^{2a} = 2^k e^r; k ≤ 29, so k·ln2_hi is exact (ln2_hi has 9 trailing zero bits).
-  // k = round(y / ln2) by a conversion to int (y ≥ 0: truncating y/ln2 + 1/2 rounds
-  // half up), which no fast-math flag folds; the classic `+ 1.5·2^23 − 1.5·2^23`
-  // rounding trick is folded away by reassociation under -ffast-math.
-  float const y = a + a;
-  std::int32_t const ki = static_cast<std::int32_t>(y * 1.44269502f + 0.5f);
-  std::uint32_t const k_bits = static_cast<std::uint32_t>(ki);
-  float const k = static_cast<float>(ki);
-  // (-ffast-math may regroup this into y − k·ln2, and the small branch into
-  // a·(1 + z·q); with the division in double the sweeps measure 1.23 ulp at
-  // most under it, inside the bound.)
-  float const r = (y - k * 6.9314575195e-01f) - k * 1.4286067653e-06f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  float const e = bit_cast<float>((k_bits + 127u) << 23) * p;
-#if !FUSEKIT_DEVICE_PASS && (defined(__FAST_MATH__) || defined(__RECIPROCAL_MATH__) || defined(__ASSOCIATIVE_MATH__))
+  // e = e^{2a} = 2^k e^{2u}, k = round(2a / ln2) ≤ 29, u = a − k·ln2/2 in [−ln2/4, ln2/4].
+  // v = 2a/ln2 + (1.5·2^23 + 127) is an integer-valued float whose last bits
+  // are k + 127: shifted up they are the bits of 2^k, and v − (1.5·2^23 + 127)
+  // is k, exactly. Under -ffast-math that subtraction would be regrouped into
+  // 2a/ln2, so there k comes back through the integers.
+  float const v = a * 2.88539004f + 12583039.0f;
+  std::uint32_t const v_bits = bit_cast<std::uint32_t>(v);
+#if FUSEKIT_TANH_HOST_REGROUPS
+  float const k = static_cast<float>(static_cast<std::int32_t>(v_bits - 0x4b40007fu));
+#else
+  float const k = v - 12583039.0f;
+#endif
+  // ln2/2 in two parts, the first with 9 trailing zero bits: k·hi is exact.
+  float const u = (a - k * 3.4657287598e-01f) - k * 7.1430338265e-07f;
+  // e^{2u}: degree-6 minimax polynomial, relative error 3.1e-9 on [−ln2/4, ln2/4].
+  float p = 8.845803887e-02f;
+  p = p * u + 2.677972913e-01f;
+  p = p * u + 6.666920781e-01f;
+  p = p * u + 1.333321691e+00f;
+  p = p * u + 1.999999762e+00f;
+  p = p * u + 2.0f;
+  p = p * u + 1.0f;
+  float const e = bit_cast<float>(v_bits << 23) * p;
+  // tanh|x| = 1 − 2/(e + 1), given x's sign: ±1 ∓ (±1)·2/(e + 1).
+  std::uint32_t const sign = xbits & 0x80000000u;
+  float const one = bit_cast<float>(0x3f800000u | sign);
+#if FUSEKIT_TANH_HOST_REGROUPS
   // Under -ffast-math (-funsafe-math-optimizations with -ffinite-math-only)
   // gcc computes a vector float division as an approximate reciprocal (RCPPS)
   // and one Newton step, documented as such: tanh reached 2.2 ulp. A double
   // division is not approximated (and rounds once more accurately).
-  float const large = 1.0f - static_cast<float>(2.0 / (static_cast<double>(e) + 1.0));
+  float const large = one - one * static_cast<float>(2.0 / (static_cast<double>(e) + 1.0));
 #else
-  float const large = 1.0f - 2.0f / (e + 1.0f);
+  float const large = one - one * (2.0f / (e + 1.0f));
 #endif
 
-  float const z = a * a;
-  float q = 2.401629272e-03f;
-  q = q * z - 8.419356246e-03f;
-  q = q * z + 2.178471312e-02f;
-  q = q * z - 5.395995452e-02f;
-  q = q * z + 1.333329589e-01f;
-  q = q * z - 3.333333278e-01f;
-  float const small = a + a * (z * q);
+  // |x| < 0.65: tanh|x| = f + f·z·P(z), f = |x|, z = f², then x's sign (on
+  // |x| so that −0 stays −0, as x + x·z·P(z) would not; a NaN stays NaN). P is
+  // a degree-4 minimax fit on [0, 0.65]: relative error 7e-9 in tanh.
+  float const f = bit_cast<float>(abs_bits);
+  float const z = f * f;
+  float q = -5.510328338e-03f;
+  q = q * z + 2.046539821e-02f;
+  q = q * z - 5.368696898e-02f;
+  q = q * z + 1.333082169e-01f;
+  q = q * z - 3.333325982e-01f;
+  std::uint32_t const small = bit_cast<std::uint32_t>(f + f * (z * q)) | sign;
 
-  std::uint32_t const small_mask = 0u - static_cast<std::uint32_t>(abs_bits < 0x3f0ccccdu);  // |x| < 0.55f
-  std::uint32_t const t =
-      (bit_cast<std::uint32_t>(small) & small_mask) | (bit_cast<std::uint32_t>(large) & ~small_mask);
-  std::uint32_t const signed_t = t | (xbits & 0x80000000u);
-  std::uint32_t const nan_mask = 0u - static_cast<std::uint32_t>(abs_bits > 0x7f800000u);
-  return bit_cast<float>((xbits & nan_mask) | (signed_t & ~nan_mask));
+  // The large branch for 0.65 ≤ |x| ≤ inf, where 2/(e + 1) ≤ 0.43 (its
+  // rounding weighs less in 1 − 2/(e + 1)); NaN (abs_bits + 0x7fffff negative
+  // as a signed integer) takes the small one.
+  std::int32_t const key = static_cast<std::int32_t>(abs_bits + 0x007fffffu);
+  std::uint32_t const large_mask = 0u - static_cast<std::uint32_t>(key > 0x3fa66664);  // |x| ≥ 0x3f266666 (0.65f)
+  return bit_cast<float>((bit_cast<std::uint32_t>(large) & large_mask) | (small & ~large_mask));
 }
 
 FUSEKIT_HD FUSEKIT_FORCEINLINE float accurate_tanh(float x) { return tanh_float(x); }

@@ -7,6 +7,7 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/core/prefetch.hpp>
 
 #include <cuda/std/tuple>
 
@@ -37,12 +38,7 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const Src&, std::int64_t, in
 
 template <class Acc, class T>
 FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const array_source<Acc, T>& src, std::int64_t i, int count) {
-#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
-  const char* const p = reinterpret_cast<const char*>(src.data + i);
-  for (std::size_t b = 0; b < static_cast<std::size_t>(count) * sizeof(T); b += 64) { __builtin_prefetch(p + b); }
-#else
-  (void)src, (void)i, (void)count;
-#endif
+  prefetch_bytes(src.data + i, static_cast<std::int64_t>(count) * static_cast<std::int64_t>(sizeof(T)));
 }
 
 /// What the host's vector column pass (detail/team/host_columns.hpp) may know of
