@@ -113,8 +113,9 @@ def elementwise_tables(fk, peers):
 
 # How many threads each peer runs on (the notes under the tables).
 PEER_THREADS = {"np_sum": "1 thread", "numpy_three_pass": "1 thread", "numpy_plain": "1 thread",
-                "numba_prange": "every core", "numba_njit_prange": "every core",
-                "numba_vectorize_parallel": "every core"}
+                "numpy_tanh": "1 thread", "numexpr": "every core", "jax_jit": "every core (XLA's pool)",
+                "jax_jit_sum": "every core (XLA's pool)", "numba_prange": "every core",
+                "numba_njit_prange": "every core", "numba_vectorize_parallel": "every core"}
 
 
 def thread_note(names):

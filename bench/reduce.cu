@@ -180,12 +180,33 @@ host_data<T>& cpu_data(std::int64_t n) {
   return cache.get(n, [n] { return std::make_unique<host_data<T>>(n); });
 }
 
-// The CPU roofline: every value read once, 8 wide (AVX2 like fusekit's own loops), all threads.
-FUSEKIT_TARGET_AVX2 float read_all(const float* x, std::int64_t n) {
-  float acc = 0;
-#pragma omp parallel for simd schedule(static) reduction(+ : acc)
-  for (std::int64_t i = 0; i < n; ++i) { acc += x[i]; }
-  return acc;
+// The CPU roofline: every value read once, 8 wide (AVX2 like fusekit's own
+// loops), all threads, each over one contiguous range with 32 running sums (4
+// vectors), so that it waits on memory and not on the additions' latency. (An
+// `omp parallel for simd reduction(+)` loop keeps one vector of sums: on the
+// 2-core Zen 3 VM it read 2^26 floats in 13.6–14.1 ms where this takes 11–12.)
+FUSEKIT_TARGET_AVX2 float read_range(const float* x, std::int64_t begin, std::int64_t end) {
+  float acc[32] = {};
+  std::int64_t i = begin;
+  for (; i + 32 <= end; i += 32) {
+#pragma omp simd
+    for (int k = 0; k < 32; ++k) { acc[k] += x[i + k]; }
+  }
+  for (; i < end; ++i) { acc[0] += x[i]; }
+  float s = 0;
+  for (float a : acc) { s += a; }
+  return s;
+}
+
+float read_all(const float* x, std::int64_t n) {
+  fusekit::cpu const policy{};
+  std::vector<float> parts(static_cast<std::size_t>(fusekit::detail::cpu_thread_count(policy)), 0.0f);
+  fusekit::detail::cpu_for_ranges(policy, n, [&](int part, std::int64_t begin, std::int64_t end) {
+    parts[static_cast<std::size_t>(part)] = read_range(x, begin, end);
+  });
+  float total = 0;
+  for (float p : parts) { total += p; }
+  return total;
 }
 
 void BM_cpu_read(benchmark::State& state) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
 # Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Open MPI, Python 3,
-# clang-format 14.
+# clang-format 14; NumPy, Numba and matplotlib for bench/compare.py, and with
+# --peers JAX and numexpr too.
 # Does nothing when they are already there.
 set -euo pipefail
 need=()
@@ -33,6 +34,11 @@ fi
 # The Python peers of bench/compare.py (optional: each missing stack is skipped).
 if ! python3 -c "import numpy, numba" >/dev/null 2>&1; then
   python3 -m pip install -q numpy numba >/dev/null 2>&1 || echo "note: numpy/numba not installed; bench/compare.py will skip those peers"
+fi
+# JAX (jit) and numexpr, the strongest CPU peers of the layer and the sum: a
+# large download, so only with --peers (the bench preset's users; CI needs none).
+if [ "${1:-}" = "--peers" ] && ! python3 -c "import jax, numexpr" >/dev/null 2>&1; then
+  python3 -m pip install -q jax numexpr >/dev/null 2>&1 || echo "note: jax/numexpr not installed; bench/compare.py will skip those peers"
 fi
 # matplotlib draws bench/compare.py --plot (optional: without it --plot says so and draws nothing).
 if ! python3 -c "import matplotlib" >/dev/null 2>&1; then

@@ -46,6 +46,8 @@ MUTANTS = [
     ("tree-widened-load-wrong-row", "detail/team/host_columns.hpp",
      "load_widened<Bytes, Acc>(v, access.values(r * c0 + l));", "load_widened<Bytes, Acc>(v, access.values(l));",
      ["pinned_native_fastmath"]),
+    ("tree-row-zero-not-stored", "detail/team/host_columns.hpp", "        put_lanes<Bytes>(lanes + l, v);\n",
+     "        put_lanes<Bytes>(lanes + l, V{});\n", ["pinned_native_fastmath"]),
     ("enum-name-past-the-end", "detail/core/enum_name.hpp", "i >= 0 && i < static_cast<long long>(M)",
      "i >= 0 && i <= static_cast<long long>(M)", ["names"]),
     ("refine-unconverged", "detail/train/refinement.hpp",

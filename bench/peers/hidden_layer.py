@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The hidden layer tanh((grey / 255) * w) the way each stack's users write it.
 
-CPU: NumPy as the users wrote it (three array passes, tanh spelled through exp),
-Numba @vectorize(target='parallel') and @njit with prange. GPU: Numba CUDA (a
+CPU: NumPy as the users wrote it (three array passes, tanh spelled through exp)
+and with NumPy's own np.tanh, numexpr (one threaded pass), JAX's jit (XLA fuses
+the three operations), Numba @vectorize(target='parallel') and @njit with prange. GPU: Numba CUDA (a
 chain of three @vectorize(target='cuda') on device arrays), CuPy (the
 per-operation chain and a fused ElementwiseKernel), PyTorch (the eager chain and
 torch.compile). Same sizes and data as bench/elementwise.cu, float32; each
@@ -11,6 +12,7 @@ result checked against a float64 reference (‖y − ref‖ / ‖ref‖ on a sam
 
     python3 hidden_layer.py [--out results.json] [--cpu-only | --gpu-only] [--sizes 2^28,...]
 """
+import os
 import sys
 import time
 
@@ -39,6 +41,14 @@ def numpy_three_pass(np, grey, w):
 
 
 def cpu_peers(np, report):
+    numexpr = pc.optional("numexpr")
+    if numexpr is not None:
+        numexpr.set_num_threads(os.cpu_count() or 1)
+    jax = pc.optional("jax")
+    if jax is not None:
+        import jax.numpy as jnp
+
+        layer_jit = jax.jit(lambda g, w: jnp.tanh(g / jnp.float32(255) * w))
     numba = pc.optional("numba")
     if numba is not None:
         import math
@@ -59,6 +69,18 @@ def cpu_peers(np, report):
         y = numpy_three_pass(np, grey, w)
         report.add(f"cpu/numpy_three_pass/f32/{n}", n, pc.time_it(lambda: numpy_three_pass(np, grey, w)), nbytes,
                    check(np, y, grey, w))
+        scale = np.float32(255)
+        report.add(f"cpu/numpy_tanh/f32/{n}", n, pc.time_it(lambda: np.tanh(grey / scale * w)), nbytes,
+                   check(np, np.tanh(grey / scale * w), grey, w))
+        if numexpr is not None:
+            names = {"g": grey, "w": w, "s": scale}
+            report.add(f"cpu/numexpr/f32/{n}", n, pc.time_it(lambda: numexpr.evaluate("tanh(g / s * w)", local_dict=names)),
+                       nbytes, check(np, numexpr.evaluate("tanh(g / s * w)", local_dict=names), grey, w))
+        if jax is not None:
+            gj, wj = jax.device_put(grey), jax.device_put(w)
+            yj = layer_jit(gj, wj).block_until_ready()  # compile outside the timing
+            report.add(f"cpu/jax_jit/f32/{n}", n, pc.time_it(lambda: layer_jit(gj, wj).block_until_ready()), nbytes,
+                       check(np, np.asarray(yj), grey, w))
         if numba is not None:
             out = np.empty_like(w)
             layer_prange(grey, w, out)  # compile outside the timing

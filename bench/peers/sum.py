@@ -3,7 +3,8 @@
 """Sums the way each stack's users write them.
 
 CPU: np.sum (float32, float32 into float64, int32 into int64, float64, uint8
-into uint64; one thread) and Numba @njit with prange (every core). GPU: a Numba CUDA kernel with one atomicAdd per element (the
+into uint64; one thread), JAX's jitted jnp.sum (XLA's CPU backend) and Numba
+@njit with prange (every core). GPU: a Numba CUDA kernel with one atomicAdd per element (the
 user's), cupy.sum and torch.sum. Same sizes and data as bench/reduce.cu;
 relative error against a float64 (integers: exact) reference.
 
@@ -29,6 +30,10 @@ def reference(np, x):
 
 
 def cpu_peers(np, report):
+    jax = pc.optional("jax")
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)  # int64 and float64 accumulators
+        import jax.numpy as jnp
     numba = pc.optional("numba")
     if numba is not None:
         @numba.njit(parallel=True)
@@ -44,6 +49,12 @@ def cpu_peers(np, report):
             acc_dtype = np.dtype(acc) if acc else None
             report.add(f"cpu/np_sum/{name}/{n}", n, pc.time_it(lambda: np.sum(x, dtype=acc_dtype)), x.nbytes,
                        rel_error(np.sum(x, dtype=acc_dtype), ref))
+            if jax is not None:
+                xj = jax.device_put(x)
+                jsum = jax.jit(lambda v: jnp.sum(v, dtype=acc_dtype))
+                got = jsum(xj).block_until_ready()  # compile outside the timing
+                report.add(f"cpu/jax_jit_sum/{name}/{n}", n, pc.time_it(lambda: jsum(xj).block_until_ready()), x.nbytes,
+                           rel_error(got, ref))
             if numba is not None:
                 zero = (acc_dtype or x.dtype).type(0)
                 prange_sum(x, zero)  # compile outside the timing

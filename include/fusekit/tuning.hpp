@@ -93,11 +93,12 @@ struct reduce_launch {
   static constexpr int tree_min_blocks_per_sm = 4;
 };
 
-/// The CPU backend's streaming loops (`transform`, `hidden_layer` with
-/// `fusekit::cpu`): fixed constants, measured on a 2-core Zen 3 VM (README,
-/// Performance). Past the caches the loop is as fast as the memory only when
-/// its loads are in flight early enough; the fused layer's arithmetic fills
-/// the core's reorder window, so the loop itself reads the inputs ahead.
+/// The CPU backend's streaming loops (`transform` and `hidden_layer` with
+/// `fusekit::cpu`, and the deterministic tree's column pass): fixed constants,
+/// measured on a 2-core Zen 3 VM (README, Performance). Past the caches a loop
+/// is as fast as the memory only when its loads are in flight early enough;
+/// the fused layer's arithmetic fills the core's reorder window, so the loops
+/// read their inputs ahead themselves. (None of this changes a result bit.)
 struct cpu_stream_tuning {
   /// Elements per block of the SIMD loop; before each block the lines of
   /// every input `prefetch_ahead_bytes` further on are prefetched.
