@@ -7,9 +7,10 @@
 ///
 /// Lane l combines rows 0, 1, ..., R − 1 in that order, as the GPU's block
 /// does; a vector holds W consecutive lanes, so the order of every lane, and
-/// with it every bit, is the tree's. The rows go one after the other, so the
-/// tile is read in address order, 2 KiB ahead of the loop's prefetches; the
-/// lanes stay in L1 between rows (host_column_reduce).
+/// with it every bit, is the tree's. An array of Acc is read row after row, in
+/// address order, its lanes kept in L1 between rows; a narrower array widened
+/// into Acc goes 8 rows at a time per vector of lanes, in registers
+/// (host_column_reduce says why).
 ///
 /// Additions of floating-point values pass through an empty asm on both
 /// operands, as vectors: no compiler looks through it, so none regroups the
@@ -130,19 +131,27 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
       std::memcpy(&v, t, sizeof v);
     }
   };
+  // The lanes past the last whole vector of a full tile, one by one.
+  auto const tail_columns = [&]() __attribute__((always_inline)) {
+    for (std::int64_t l = c0 / W * W; l < c0; ++l) {
+      Acc a = value(0, l);
+      for (int r = 1; r < Rows; ++r) { a = scalar_combine<Op>(a, value(r, l)); }
+      lane[l] = a;
+    }
+  };
   if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
     using N = narrow_lane_t<Access::narrow_bits, Rows, Op, Acc>;
     if constexpr (!std::is_void_v<N>) {
       host_narrow_columns<Bytes, Rows, N>(lanes, c0, access);
       return;
-    } else {
-      // Row after row, in address order: the tile streams in as a plain read
-      // loop reads an array (the hardware prefetcher follows one stream, and
-      // the loop reads each input line 2 KiB ahead), while each vector of
-      // lanes goes through L1, loaded, combined with its row and stored.
-      // Reading 8 rows per vector of lanes in registers read a tile as 8
-      // interleaved streams: about 80% of a plain read loop's bandwidth on 2
-      // cores past the caches, where this reaches 95%.
+    } else if constexpr (std::is_same_v<T, Acc>) {
+      // An array of Acc: row after row, in address order, so the tile
+      // streams in as a plain read loop reads an array (the hardware
+      // prefetcher follows one stream, and the loop reads each line 2 KiB
+      // ahead), while each vector of lanes goes through L1: loaded, combined
+      // with its row, stored. 8 rows per vector of lanes in registers (below)
+      // read a tile as 8 interleaved streams: about 80% of a plain read loop's
+      // bandwidth on 2 cores past the caches, where this reaches 92%.
       std::int64_t const body = c0 / W * W;
       constexpr std::int64_t ahead = cpu_stream_tuning::prefetch_ahead_bytes / element_bytes_v<T, Acc>;
       for (std::int64_t l = 0; l < body; l += W) {
@@ -161,13 +170,38 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
           put_lanes<Bytes>(lanes + l, acc);
         }
       }
-      for (std::int64_t l = body; l < c0; ++l) {
-        Acc a = value(0, l);
-        for (int r = 1; r < Rows; ++r) { a = scalar_combine<Op>(a, value(r, l)); }
-        lane[l] = a;
+      tail_columns();
+    } else {
+      // A narrower T widened into Acc (float into double, int32 into int64),
+      // or a source read value by value: rows in batches of 8, a vector of
+      // lanes loaded once, given 8 rows in registers and stored once (its
+      // lanes are twice the input's width: through L1 row by row, they made
+      // the loop's own traffic the bound). The rows two batches on are
+      // prefetched meanwhile, a slice per vector.
+      constexpr int batch = Rows % 8 == 0 ? 8 : 1;
+      std::int64_t const body = c0 / W * W;
+      for (int r0 = 0; r0 < Rows; r0 += batch) {
+        for (std::int64_t l = 0; l < body; l += W) {
+          access.prefetch((r0 + 2 * batch) * c0 + batch * l, batch * W);
+          V acc, v;
+          if (r0 == 0) {
+            load_row(acc, 0, l);
+          } else {
+            get_lanes<Bytes>(acc, lanes + l);
+            load_row(v, r0, l);
+            vector_combine<Op, E>(acc, v);
+          }
+          unrolled(
+              std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
+                load_row(v, r0 + 1 + q, l);
+                vector_combine<Op, E>(acc, v);
+              });
+          put_lanes<Bytes>(lanes + l, acc);
+        }
       }
-      return;
+      tail_columns();
     }
+    return;
   }
   // Rows of different lengths (the last tile of a level): row by row.
   for (std::int64_t l = 0; l < c0; ++l) { lane[l] = value(0, l); }
