@@ -116,6 +116,32 @@ void BM_cpu_layer(benchmark::State& state) {
   report_bandwidth(state, "cpu/copy", n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
 }
 
+// The layer's two parts alone, for where its time goes (README, Performance):
+// normalize and weigh (12 bytes an element: grey and w in, out), and tanh over
+// the layer's own arguments (8 bytes: x in, out).
+template <bool Tanh>
+void BM_cpu_part(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  std::vector<float> grey(n), w(n), x(n), out(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    grey[i] = static_cast<float>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
+    w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
+    x[i] = grey[i] / 255.0f * w[i];
+  }
+  double seconds = 0;
+  for (auto _ : state) {
+    fusekit::bench::host_timer const timer(seconds);
+    if constexpr (Tanh) {
+      fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const float>(x));
+    } else {
+      fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}),
+                         span<const float>(grey), span<const float>(w));
+    }
+    fusekit::bench::keep(out.data());
+  }
+  report_bandwidth(state, "cpu/copy", n, static_cast<double>(n) * (Tanh ? 8.0 : 12.0), seconds);
+}
+
 void register_benchmarks() {
   std::vector<std::int64_t> const gpu_sizes =
       fusekit::bench::sizes_or({std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28});
@@ -161,6 +187,12 @@ void register_benchmarks() {
   sizes(benchmark::RegisterBenchmark("cpu/unfused/u8", BM_cpu_layer<std::uint8_t, false>)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/part/normalize_weigh", BM_cpu_part<false>)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond),
+        cpu_sizes);
+  sizes(benchmark::RegisterBenchmark("cpu/part/tanh", BM_cpu_part<true>)->UseRealTime()->Unit(benchmark::kMicrosecond),
         cpu_sizes);
 }
 

@@ -88,7 +88,11 @@ def reduce_table(runs):
                 if b is None:
                     row += f"{'-':>26} "
                     continue
-                pct = b.get("pct_of_read", float("nan"))
+                # The ratio of the medians' bandwidths: with interleaved
+                # repetitions both cover the same minutes (the per-run counter
+                # compares with whichever read ran last).
+                pct = (100 * b["bytes_per_second"] / read["bytes_per_second"]
+                       if read and read.get("bytes_per_second") and "bytes_per_second" in b else float("nan"))
                 row += f"{micros(b):>10.1f} {pct:>5.0f}% {b.get('rel_error', float('nan')):>8.1e} "
             lines.append(row)
     return lines
@@ -123,9 +127,20 @@ def elementwise_table(runs):
                 return r[field] if r and r[field] is not None else float("nan")
             copy = by.get((backend, "copy", "", n), {}).get("gbs", float("nan"))
             ff, uf = get("fused", "f32"), get("unfused", "f32")
+            fused_pct = 100 * get("fused", "f32", "gbs") / copy if copy and copy == copy else float("nan")
             f8, u8 = get("fused", "u8"), get("unfused", "u8")
-            lines.append(f"{n:>11} {copy:>10.1f} {ff:>10.1f} {uf:>12.1f} {get('fused', 'f32', 'pct'):>9.1f}% "
+            lines.append(f"{n:>11} {copy:>10.1f} {ff:>10.1f} {uf:>12.1f} {fused_pct:>9.1f}% "
                          f"{uf / ff:>7.2f}x {f8:>9.1f} {u8:>11.1f} {u8 / f8:>7.2f}x {ff / f8:>8.2f}x")
+        part_sizes = [n for n in sizes if (backend, "part", "tanh", n) in by]
+        if part_sizes:
+            lines.append(f"\n{backend.upper()} layer's parts alone (float32), microseconds and share of the fused layer's time")
+            header = f"{'n':>11} {'fused':>10} {'normalize·weigh':>16} {'share':>6} {'tanh':>10} {'share':>6}"
+            lines += [header, "-" * len(header)]
+            for n in part_sizes:
+                ff = by.get((backend, "fused", "f32", n), {}).get("us", float("nan"))
+                nw = by.get((backend, "part", "normalize_weigh", n), {}).get("us", float("nan"))
+                th = by[(backend, "part", "tanh", n)]["us"]
+                lines.append(f"{n:>11} {ff:>10.1f} {nw:>16.1f} {100 * nw / ff:>5.0f}% {th:>10.1f} {100 * th / ff:>5.0f}%")
     return lines
 
 
