@@ -5,7 +5,7 @@ should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
 memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
-loops), the no-throw contract, the overflow checks, the enums' names and tanh under
+loops, the tree's prefetches), the no-throw contract, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
     scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
@@ -36,6 +36,8 @@ TESTS = {
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
     "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
     "names": ("tests/names_test.cpp", [], None, 60),
+    # an object file, inspected by the codegen check (ctest codegen.cpu_tree_vectors_without_fma)
+    "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen", 300),
 }
 
 # (id, file under include/fusekit, the text, its replacement, tests)
@@ -48,6 +50,10 @@ MUTANTS = [
      ["pinned_native_fastmath"]),
     ("tree-row-zero-not-stored", "detail/team/host_columns.hpp", "        put_lanes<Bytes>(lanes + l, v);\n",
      "        put_lanes<Bytes>(lanes + l, V{});\n", ["pinned_native_fastmath"]),
+    ("tree-far-prefetch-dropped", "detail/team/host_columns.hpp", "          access.prefetch_far(r * c0 + l + far, W);\n",
+     "\n", ["host_tree_codegen"]),
+    ("tree-far-prefetch-into-l1", "detail/reduce/source.hpp", "source_prefetch<prefetch_to::l2>(src, base + i, count);",
+     "source_prefetch<prefetch_to::l1>(src, base + i, count);", ["host_tree_codegen"]),
     ("enum-name-past-the-end", "detail/core/enum_name.hpp", "i >= 0 && i < static_cast<long long>(M)",
      "i >= 0 && i <= static_cast<long long>(M)", ["names"]),
     ("refine-unconverged", "detail/train/refinement.hpp",
@@ -149,14 +155,21 @@ def build_and_run(tree, key, log):
     exe = os.path.join(tree, "t_" + key)
     if how == "mpi":
         cmd = ["mpicxx"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-pthread"]
+    elif how == "codegen":
+        cmd = ["g++"] + FLAGS + extra + ["-c", src, "-o", exe + ".o"]
     else:
         cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
     c = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if c.returncode != 0:
         log.write(c.stdout)
         return "does not compile"
-    runs = [[exe]] if how != "mpi" else [["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), exe]
-                                         for n in (2, 3)]
+    if how == "codegen":
+        runs = [["cmake", "-DNM=nm", "-DOBJDUMP=objdump", "-DOBJECTS=" + exe + ".o", "-P",
+                 "tests/codegen/check_host_tree.cmake"]]
+    elif how == "mpi":
+        runs = [["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), exe] for n in (2, 3)]
+    else:
+        runs = [[exe]]
     for r in runs:
         try:
             p = subprocess.run(r, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -8,7 +8,8 @@
 # arrays of float, double, float into double and int32 into int64 must also
 # read no vector from the stack: their rows go from the array into registers
 # (a vector assembled through the stack costs a failed store forwarding per
-# load, half the read bandwidth and less).
+# load, half the read bandwidth and less). Those over arrays of float and
+# double prefetch their rows into L2 and into L1 (prefetcht2, prefetcht0).
 foreach(object IN LISTS OBJECTS)
   execute_process(COMMAND "${NM}" --defined-only "${object}" RESULT_VARIABLE rc OUTPUT_VARIABLE symbols ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -40,6 +41,19 @@ foreach(object IN LISTS OBJECTS)
        function MATCHES "12array_sourceI(ff|dd|df|li)E" AND code MATCHES "\\((%rsp|%rbp)\\),%ymm")
       string(REGEX MATCH "[^\n]*\\((%rsp|%rbp)\\),%ymm[^\n]*" line "${code}")
       message(FATAL_ERROR "${object}: a vector read from the stack in the column pass ${name}...\n  ${line}")
+    endif()
+    # array_source<float, float>, <double, double>: both loops of the
+    # row-by-row pass (row 0, then the rest) read each line ahead into L2
+    # (prefetcht2) and into L1 (prefetcht0).
+    if(function MATCHES "^_ZN7fusekit6detail4team23host_column_reduce_avx2" AND
+       function MATCHES "12array_sourceI(ff|dd)E")
+      foreach(hint t0 t2)
+        string(REGEX MATCHALL "\tprefetch${hint} " hits "${code}")
+        list(LENGTH hits count)
+        if(count LESS 2)
+          message(FATAL_ERROR "${object}: ${count} prefetch${hint} in the column pass ${name}..., expected 2\n${code}")
+        endif()
+      endforeach()
     endif()
     if(code MATCHES "vf(n)?m(add|sub)")
       string(REGEX MATCH "[^\n]*vf(n)?m(add|sub)[^\n]*" line "${code}")

@@ -19,7 +19,7 @@
 ///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
 ///   fusing or regrouping, the rows two batches on prefetched, and 8- and
 ///   16-bit integers summed exactly in lanes twice their width. At 2^26 values
-///   on 2 cores that is the read loop's bandwidth for every type (README).
+///   on 2 cores: 76–110% of a read loop's bandwidth, by type and run (README).
 ///   Sources that compute (transform_reduce) run on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 

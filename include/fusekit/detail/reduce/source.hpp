@@ -33,18 +33,19 @@ inline constexpr bool is_array_source_v<array_source<Acc, T>> = true;
 /// A hint that elements [i, i + count) of src are read soon: the cache lines of
 /// an array's elements are prefetched on the host; any other source (and the
 /// device) ignores it.
-template <class Src>
+template <prefetch_to To = prefetch_to::l1, class Src>
 FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const Src&, std::int64_t, int) {}
 
-template <class Acc, class T>
+template <prefetch_to To = prefetch_to::l1, class Acc, class T>
 FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const array_source<Acc, T>& src, std::int64_t i, int count) {
-  prefetch_bytes(src.data + i, static_cast<std::int64_t>(count) * static_cast<std::int64_t>(sizeof(T)));
+  prefetch_bytes<To>(src.data + i, static_cast<std::int64_t>(count) * static_cast<std::int64_t>(sizeof(T)));
 }
 
 /// What the host's vector column pass (detail/team/host_columns.hpp) may know of
 /// the source of a tile that starts at element `base`: prefetch(i, k) hints
 /// that elements base + i, ..., base + i + k − 1 are read soon (also past the
-/// tile's end; none at or past element n). For arrays of 8- or 16-bit integers, `narrow_bits` is their
+/// tile's end; none at or past element n), into L1; prefetch_far(i, k), that
+/// they are read later, into L2. For arrays of 8- or 16-bit integers, `narrow_bits` is their
 /// width and values(i) points at element base + i; else narrow_bits is 0.
 ///
 /// Forced inline: GCC deems a function whose only effect is a prefetch to
@@ -56,6 +57,7 @@ struct tile_access {
   const Src& src;
   std::int64_t base, n;
   FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t, int) const {}
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch_far(std::int64_t, int) const {}
 };
 
 template <class Acc, class T>
@@ -67,6 +69,9 @@ struct tile_access<array_source<Acc, T>> {
   std::int64_t base, n;
   FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t i, int count) const {
     if (base + i + count <= n) { source_prefetch(src, base + i, count); }
+  }
+  FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch_far(std::int64_t i, int count) const {
+    if (base + i + count <= n) { source_prefetch<prefetch_to::l2>(src, base + i, count); }
   }
   FUSEKIT_HD FUSEKIT_FORCEINLINE const T* values(std::int64_t i) const { return src.data + base + i; }
 };
