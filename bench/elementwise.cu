@@ -7,8 +7,10 @@
 // Counters: bytes_per_second counts the layer's minimum traffic (read grey and
 // w, write out) for every variant, so fused and unfused compare by time;
 // pct_of_copy is that bandwidth over the copy kernel's (read + write) at the
-// same n, measured in the same run. GPU times come from CUDA events, with the
-// L2 cache flushed before each iteration.
+// same n, measured in the same run; on the CPU, pct_of_copy_paired is the same
+// ratio against a copy of n floats run right before each iteration, clock
+// paused (the two over the same seconds). GPU times come from CUDA events, with
+// the L2 cache flushed before each iteration.
 #include <fusekit/fusekit.cuh>
 
 #include "common/bench_util.cuh"
@@ -103,8 +105,11 @@ void BM_cpu_layer(benchmark::State& state) {
     grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
   }
+  std::vector<float> copy_in(n, 1.0f), copy_out(n);
+  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
   double seconds = 0;
   for (auto _ : state) {
+    copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
     fusekit::bench::host_timer const timer(seconds);
     if constexpr (Fused) {
       fusekit::hidden_layer(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
@@ -113,7 +118,9 @@ void BM_cpu_layer(benchmark::State& state) {
     }
     fusekit::bench::keep(out.data());
   }
-  report_bandwidth(state, "cpu/copy", n, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), seconds);
+  double const bytes = static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float));
+  report_bandwidth(state, "cpu/copy", n, bytes, seconds);
+  copy.report(state, "copy", bytes, seconds);
 }
 
 // The layer's two parts alone, for where its time goes (README, Performance):
@@ -128,8 +135,11 @@ void BM_cpu_part(benchmark::State& state) {
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
     x[i] = grey[i] / 255.0f * w[i];
   }
+  std::vector<float> copy_in(n, 1.0f), copy_out(n);
+  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
   double seconds = 0;
   for (auto _ : state) {
+    copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
     fusekit::bench::host_timer const timer(seconds);
     if constexpr (Tanh) {
       fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const float>(x));
@@ -139,7 +149,9 @@ void BM_cpu_part(benchmark::State& state) {
     }
     fusekit::bench::keep(out.data());
   }
-  report_bandwidth(state, "cpu/copy", n, static_cast<double>(n) * (Tanh ? 8.0 : 12.0), seconds);
+  double const bytes = static_cast<double>(n) * (Tanh ? 8.0 : 12.0);
+  report_bandwidth(state, "cpu/copy", n, bytes, seconds);
+  copy.report(state, "copy", bytes, seconds);
 }
 
 void register_benchmarks() {

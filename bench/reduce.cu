@@ -9,7 +9,9 @@
 // OpenMP sum, the deterministic tree, std::reduce and a read-only loop, for
 // those types and double, and uint8 summed in uint64 (its default).
 // Counters: bytes_per_second (input bytes), pct_of_read (of the read-only
-// roofline at the same n) and rel_error against a double (GPU) or long-double
+// roofline at the same n), on the CPU pct_of_read_paired (against the read
+// loop over n floats run right before each iteration, clock paused: the two
+// over the same seconds) and rel_error against a double (GPU) or long-double
 // (CPU) reference. Data: uniform [0, 1) floats, integers in [0, 1000) (mod 256
 // for uint8).
 // GPU calls use a preallocated workspace, so no allocation is timed.
@@ -220,34 +222,41 @@ void BM_cpu_read(benchmark::State& state) {
   fusekit::bench::record_roofline(state, "cpu/read", n, 4.0 * static_cast<double>(n), seconds);
 }
 
-template <class T, class Acc>
-void BM_cpu_reduce(benchmark::State& state, reduce_algorithm algorithm) {
+// A CPU sum timed right after the read loop over n floats, in every iteration
+// (pct_of_read_paired; bench_util.cuh, paired_roofline).
+template <class T, class Acc, class Sum>
+void cpu_sum_iterations(benchmark::State& state, const Sum& sum) {
   std::int64_t const n = state.range(0);
   auto const& data = cpu_data<T>(n);
+  const float* const floats = cpu_data<float>(n).x.data();
+  fusekit::bench::paired_roofline read(4.0 * static_cast<double>(n));
   double seconds = 0;
   Acc result{};
   for (auto _ : state) {
+    read.run(state, [&] { fusekit::bench::keep(read_all(floats, n)); });
     fusekit::bench::host_timer const timer(seconds);
-    fusekit::reduce_sum(fusekit::cpu{}, span<const T>(data.x), &result, algorithm);
+    result = sum(data);
     fusekit::bench::keep(result);
   }
-  report_bandwidth(state, "cpu/read", n, static_cast<double>(n) * sizeof(T), seconds);
+  double const bytes = static_cast<double>(n) * sizeof(T);
+  report_bandwidth(state, "cpu/read", n, bytes, seconds);
+  read.report(state, "read", bytes, seconds);
   set_error(state, result, data.reference);
 }
 
 template <class T, class Acc>
+void BM_cpu_reduce(benchmark::State& state, reduce_algorithm algorithm) {
+  cpu_sum_iterations<T, Acc>(state, [algorithm](const host_data<T>& data) {
+    Acc result{};
+    fusekit::reduce_sum(fusekit::cpu{}, span<const T>(data.x), &result, algorithm);
+    return result;
+  });
+}
+
+template <class T, class Acc>
 void BM_cpu_std_reduce(benchmark::State& state) {
-  std::int64_t const n = state.range(0);
-  auto const& data = cpu_data<T>(n);
-  double seconds = 0;
-  Acc result{};
-  for (auto _ : state) {
-    fusekit::bench::host_timer const timer(seconds);
-    result = std::reduce(data.x.begin(), data.x.end(), Acc(0));
-    fusekit::bench::keep(result);
-  }
-  report_bandwidth(state, "cpu/read", n, static_cast<double>(n) * sizeof(T), seconds);
-  set_error(state, result, data.reference);
+  cpu_sum_iterations<T, Acc>(
+      state, [](const host_data<T>& data) { return std::reduce(data.x.begin(), data.x.end(), Acc(0)); });
 }
 
 template <class T, class Acc>

@@ -12,7 +12,9 @@ For the elementwise bench, per backend and size: the copy roofline, the fused
 and unfused layer for float and uint8 greyscales, fused as % of copy, the
 fused/unfused speedup, and uint8 over float. For the reduce bench, per
 backend, type and size: each algorithm's time, % of the read-only roofline and
-relative error. Standard library only.
+relative error. A % comes from the bench's paired counter where it has one (the
+CPU runs: the roofline timed right before every iteration, pct_of_*_paired),
+else from the ratio of the medians' bandwidths. Standard library only.
 """
 import argparse
 import csv
@@ -58,6 +60,19 @@ def micros(b):
     return b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
 
 
+def paired_or_median_pct(b, roof, kind):
+    """% of the roofline: the paired counter where the bench measured one (the
+    roofline run right before each iteration: the median of the repetitions'
+    ratios), else the ratio of the medians' bandwidths (with interleaved
+    repetitions both cover the same minutes; the per-run pct_of_ counter
+    compares with whichever roofline ran last)."""
+    if "pct_of_%s_paired" % kind in b:
+        return b["pct_of_%s_paired" % kind]
+    if roof and roof.get("bytes_per_second") and "bytes_per_second" in b:
+        return 100 * b["bytes_per_second"] / roof["bytes_per_second"]
+    return float("nan")
+
+
 def reduce_table(runs):
     # Names look like "gpu/block_atomic/f32_acc_f64/268435456/manual_time".
     cells, algorithms = {}, {}
@@ -88,11 +103,7 @@ def reduce_table(runs):
                 if b is None:
                     row += f"{'-':>26} "
                     continue
-                # The ratio of the medians' bandwidths: with interleaved
-                # repetitions both cover the same minutes (the per-run counter
-                # compares with whichever read ran last).
-                pct = (100 * b["bytes_per_second"] / read["bytes_per_second"]
-                       if read and read.get("bytes_per_second") and "bytes_per_second" in b else float("nan"))
+                pct = paired_or_median_pct(b, read, "read")
                 row += f"{micros(b):>10.1f} {pct:>5.0f}% {b.get('rel_error', float('nan')):>8.1e} "
             lines.append(row)
     return lines
@@ -111,7 +122,7 @@ def elementwise_table(runs):
         else:
             key, n = (backend, variant, parts[2]), int(parts[3])
         by[key + (n,)] = {"us": micros(b), "gbs": b.get("bytes_per_second", 0) / 1e9,
-                          "pct": b.get("pct_of_copy")}
+                          "pct": b.get("pct_of_copy"), "paired": b.get("pct_of_copy_paired")}
     lines = []
     for backend in ("gpu", "cpu"):
         sizes = sorted({k[3] for k in by if k[0] == backend})
@@ -127,7 +138,9 @@ def elementwise_table(runs):
                 return r[field] if r and r[field] is not None else float("nan")
             copy = by.get((backend, "copy", "", n), {}).get("gbs", float("nan"))
             ff, uf = get("fused", "f32"), get("unfused", "f32")
-            fused_pct = 100 * get("fused", "f32", "gbs") / copy if copy and copy == copy else float("nan")
+            paired = by.get((backend, "fused", "f32", n), {}).get("paired")
+            fused_pct = (paired if paired is not None else
+                         100 * get("fused", "f32", "gbs") / copy if copy and copy == copy else float("nan"))
             f8, u8 = get("fused", "u8"), get("unfused", "u8")
             lines.append(f"{n:>11} {copy:>10.1f} {ff:>10.1f} {uf:>12.1f} {fused_pct:>9.1f}% "
                          f"{uf / ff:>7.2f}x {f8:>9.1f} {u8:>11.1f} {u8 / f8:>7.2f}x {ff / f8:>8.2f}x")
@@ -215,13 +228,15 @@ def main(argv):
               f"GPU {ctx.get('gpu', 'none')}, driver {ctx.get('cuda_driver', '-')}, runtime {ctx.get('cuda_runtime', '-')}")
     if "elementwise_bench" in runs:
         print("\n".join(elementwise_table(runs["elementwise_bench"])))
-        print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's;"
+        print("\nfused/copy: the fused layer's bandwidth (read grey and w, write out) over the copy kernel's"
+              "\n(CPU: the copy run right before each iteration, the median of the repetitions' ratios);"
               "\nspeedup: unfused time / fused time; u8 vs f32: fused float-greyscale time / fused uint8 time.")
     if "train_bench" in runs:
         print("\n".join(train_table(runs["train_bench"])))
     if "reduce_bench" in runs:
         print("\n".join(reduce_table(runs["reduce_bench"])))
-        print("\nEach sum: time, bandwidth as % of the read-only kernel, |sum - reference| / |reference|.")
+        print("\nEach sum: time, bandwidth as % of the read-only kernel (CPU: the read loop run right before"
+              "\neach iteration, the median of the repetitions' ratios), |sum - reference| / |reference|.")
     return 0
 
 

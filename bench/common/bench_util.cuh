@@ -259,4 +259,38 @@ class host_timer {
   std::chrono::steady_clock::time_point start_;
 };
 
+/// A roofline paired with a task: `run` times the roofline (the copy or read
+/// loop) right before an iteration of the task, with the benchmark's clock
+/// paused, and adds up its seconds. Where the memory bandwidth drifts (a VM's
+/// by up to 2x within an hour), the ratio of the two totals compares the task
+/// with the roofline over the same seconds, which medians of repetitions
+/// taken minutes apart do not.
+class paired_roofline {
+ public:
+  /// `bytes`: what one run of the roofline moves.
+  explicit paired_roofline(double bytes) : bytes_(bytes) {}
+
+  template <class Roof>
+  void run(benchmark::State& state, const Roof& roof) {
+    state.PauseTiming();
+    {
+      host_timer const timer(seconds_);
+      roof();
+    }
+    state.ResumeTiming();
+  }
+
+  /// Sets "pct_of_<kind>_paired": 100 x the task's bandwidth (`task_bytes` per
+  /// iteration, `task_seconds` in all) over the roofline's in the same iterations.
+  void report(benchmark::State& state, const std::string& kind, double task_bytes, double task_seconds) const {
+    if (seconds_ > 0 && task_seconds > 0) {
+      state.counters["pct_of_" + kind + "_paired"] = 100.0 * (task_bytes / task_seconds) / (bytes_ / seconds_);
+    }
+  }
+
+ private:
+  double bytes_;
+  double seconds_ = 0;
+};
+
 }  // namespace fusekit::bench
