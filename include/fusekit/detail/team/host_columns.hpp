@@ -153,7 +153,8 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
       // vector of lanes in registers (below) read a tile as 8 interleaved
       // streams: about 80% of a plain read loop's bandwidth on 2 cores past
       // the caches, where this reaches 90–93% with the L1 prefetch alone and
-      // 96–99% with both (2^26 floats, in the same process).
+      // 96–99% with both (2^26 floats, in the same process; level, at 93–96%,
+      // when the memory is at its fastest).
       std::int64_t const body = c0 / W * W;
       constexpr std::int64_t ahead = cpu_stream_tuning::prefetch_ahead_bytes / element_bytes_v<T, Acc>;
       constexpr std::int64_t far = cpu_stream_tuning::prefetch_far_bytes / element_bytes_v<T, Acc>;
