@@ -82,14 +82,8 @@ def table(title, header, rows):
 
 
 def roofline_pct(b, roof):
-    # The bench's paired counter where it has one (CPU: the roofline run right
-    # before every iteration), else the ratio of the medians' bandwidths.
-    paired = [v for k, v in b.items() if k.startswith("pct_of_") and k.endswith("_paired")]
-    if paired:
-        return f"{paired[0]:.0f}%"
-    if not roof or "bytes_per_second" not in b or "bytes_per_second" not in roof:
-        return "-"
-    return f"{100 * b['bytes_per_second'] / roof['bytes_per_second']:.0f}%"
+    pct = summarize.paired_or_median_pct(b, roof)
+    return "-" if pct != pct else f"{pct:.0f}%"
 
 
 def elementwise_tables(fk, peers):

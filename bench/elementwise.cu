@@ -96,6 +96,23 @@ void BM_cpu_copy(benchmark::State& state) {
   fusekit::bench::record_roofline(state, "cpu/copy", n, 8.0 * static_cast<double>(n), seconds);
 }
 
+// A CPU task (`bytes` of traffic per call) timed right after a copy of n
+// floats, in every iteration (pct_of_copy_paired; bench_util.cuh, paired_roofline).
+template <class Task>
+void cpu_copy_paired_iterations(benchmark::State& state, double bytes, const Task& task) {
+  std::int64_t const n = state.range(0);
+  std::vector<float> copy_in(n, 1.0f), copy_out(n);
+  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
+  double seconds = 0;
+  for (auto _ : state) {
+    copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
+    fusekit::bench::host_timer const timer(seconds);
+    task();
+  }
+  report_bandwidth(state, "cpu/copy", n, bytes, seconds);
+  copy.report(state, "copy", bytes, seconds);
+}
+
 template <class G, bool Fused>
 void BM_cpu_layer(benchmark::State& state) {
   std::int64_t const n = state.range(0);
@@ -105,22 +122,14 @@ void BM_cpu_layer(benchmark::State& state) {
     grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
   }
-  std::vector<float> copy_in(n, 1.0f), copy_out(n);
-  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
-  double seconds = 0;
-  for (auto _ : state) {
-    copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
-    fusekit::bench::host_timer const timer(seconds);
+  cpu_copy_paired_iterations(state, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), [&] {
     if constexpr (Fused) {
       fusekit::hidden_layer(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
     } else {
       fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
     }
     fusekit::bench::keep(out.data());
-  }
-  double const bytes = static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float));
-  report_bandwidth(state, "cpu/copy", n, bytes, seconds);
-  copy.report(state, "copy", bytes, seconds);
+  });
 }
 
 // The layer's two parts alone, for where its time goes (README, Performance):
@@ -135,12 +144,7 @@ void BM_cpu_part(benchmark::State& state) {
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
     x[i] = grey[i] / 255.0f * w[i];
   }
-  std::vector<float> copy_in(n, 1.0f), copy_out(n);
-  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
-  double seconds = 0;
-  for (auto _ : state) {
-    copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
-    fusekit::bench::host_timer const timer(seconds);
+  cpu_copy_paired_iterations(state, static_cast<double>(n) * (Tanh ? 8.0 : 12.0), [&] {
     if constexpr (Tanh) {
       fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const float>(x));
     } else {
@@ -148,10 +152,7 @@ void BM_cpu_part(benchmark::State& state) {
                          span<const float>(grey), span<const float>(w));
     }
     fusekit::bench::keep(out.data());
-  }
-  double const bytes = static_cast<double>(n) * (Tanh ? 8.0 : 12.0);
-  report_bandwidth(state, "cpu/copy", n, bytes, seconds);
-  copy.report(state, "copy", bytes, seconds);
+  });
 }
 
 void register_benchmarks() {

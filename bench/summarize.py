@@ -60,14 +60,15 @@ def micros(b):
     return b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
 
 
-def paired_or_median_pct(b, roof, kind):
-    """% of the roofline: the paired counter where the bench measured one (the
-    roofline run right before each iteration: the median of the repetitions'
-    ratios), else the ratio of the medians' bandwidths (with interleaved
-    repetitions both cover the same minutes; the per-run pct_of_ counter
-    compares with whichever roofline ran last)."""
-    if "pct_of_%s_paired" % kind in b:
-        return b["pct_of_%s_paired" % kind]
+def paired_or_median_pct(b, roof):
+    """% of the roofline: the paired counter where the bench measured one
+    (pct_of_<kind>_paired: the roofline run right before each iteration, the
+    median of the repetitions' ratios), else the ratio of the medians'
+    bandwidths (with interleaved repetitions both cover the same minutes; the
+    per-run pct_of_ counter compares with whichever roofline ran last)."""
+    paired = [v for k, v in b.items() if k.startswith("pct_of_") and k.endswith("_paired")]
+    if paired:
+        return paired[0]
     if roof and roof.get("bytes_per_second") and "bytes_per_second" in b:
         return 100 * b["bytes_per_second"] / roof["bytes_per_second"]
     return float("nan")
@@ -103,7 +104,7 @@ def reduce_table(runs):
                 if b is None:
                     row += f"{'-':>26} "
                     continue
-                pct = paired_or_median_pct(b, read, "read")
+                pct = paired_or_median_pct(b, read)
                 row += f"{micros(b):>10.1f} {pct:>5.0f}% {b.get('rel_error', float('nan')):>8.1e} "
             lines.append(row)
     return lines
