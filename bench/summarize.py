@@ -123,7 +123,7 @@ def elementwise_table(runs):
         else:
             key, n = (backend, variant, parts[2]), int(parts[3])
         by[key + (n,)] = {"us": micros(b), "gbs": b.get("bytes_per_second", 0) / 1e9,
-                          "pct": b.get("pct_of_copy"), "paired": b.get("pct_of_copy_paired")}
+                          "paired": b.get("pct_of_copy_paired")}
     lines = []
     for backend in ("gpu", "cpu"):
         sizes = sorted({k[3] for k in by if k[0] == backend})
