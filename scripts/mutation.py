@@ -5,7 +5,7 @@ should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
 memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
-loops, the tree's prefetches), the no-throw contract, the overflow checks, the enums' names and tanh under
+loops, the tree's prefetches and exact integer sums), the no-throw contract, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
     scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
@@ -25,6 +25,7 @@ TESTS = {
     "descent": ("tests/train/descent_test.cpp", [], None, 300),
     "advtrain": ("tests/adversarial_train_test.cpp", [], None, 600),
     "reduce_op": ("tests/reduce/op_test.cpp", [], None, 300),
+    "reduce_cpu": ("tests/reduce/cpu_test.cpp", [], None, 600),
     "advreduce": ("tests/adversarial_reduce_test.cpp", [], None, 300),
     # under UBSan: an empty thrust::host_vector's data() is &front(), undefined
     # behaviour that gives a null pointer all the same in a plain build
@@ -54,6 +55,14 @@ MUTANTS = [
      "\n", ["host_tree_codegen"]),
     ("tree-far-prefetch-into-l1", "detail/reduce/source.hpp", "source_prefetch<prefetch_to::l2>(src, base + i, count);",
      "source_prefetch<prefetch_to::l1>(src, base + i, count);", ["host_tree_codegen"]),
+    ("exact-sum-bias-dropped", "detail/reduce/cpu_exact_tiles.hpp", "              w ^= bias;\n", "\n",
+     ["pinned_native_fastmath", "reduce_cpu"]),
+    ("exact-sum-high-half-misplaced", "detail/reduce/cpu_exact_tiles.hpp", "total += bits == 32 ? (h << 16) + l : h + l;",
+     "total += bits == 32 ? (h << 16) + l : (h << 8) + l;", ["reduce_cpu"]),
+    ("exact-sum-tail-dropped", "detail/reduce/cpu_exact_tiles.hpp", "  for (std::int64_t i = body; i < count; ++i) {",
+     "  for (std::int64_t i = body; i < count - 1; ++i) {", ["pinned_native_fastmath"]),
+    ("exact-sum-wide-lanes-skip-a-vector", "detail/reduce/cpu_exact_tiles.hpp", "            acc += v;\n", "            acc += v * (k > 0);\n",
+     ["pinned_native_fastmath"]),
     ("enum-name-past-the-end", "detail/core/enum_name.hpp", "i >= 0 && i < static_cast<long long>(M)",
      "i >= 0 && i <= static_cast<long long>(M)", ["names"]),
     ("refine-unconverged", "detail/train/refinement.hpp",

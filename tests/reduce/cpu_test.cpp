@@ -218,39 +218,49 @@ TEST(CpuSum, IntegersAreExact) {
   }
 }
 
-// 8- and 16-bit integers: the tree's full tiles sum their columns in lanes
-// twice as wide (detail/team/host_columns.hpp). At the extremes of each type a lane
-// holds 32 · min or 32 · max, the edge of what the narrow lane holds exactly;
-// the sum must be the exact one (a long-double-free reference: int64/uint64).
+// Integers of every width: the tree's tiles of an array of integers are exact
+// sums that split each value into a low and a high half summed in narrow
+// lanes, signed values biased by their sign bit (host_exact_sum,
+// detail/reduce/cpu_exact_tiles.hpp). At the extremes of each type every lane
+// fills to the edge of what it holds before a flush; the sum must be the exact
+// one modulo 2^64 (the reference adds in uint64, as documented: it wraps).
+// Sizes cover the scalar tail (1 to 65), the tile (8192) and the flush of
+// 8-bit lanes (every 4096 values in 16-byte vectors, 8192 in 32-byte ones).
 template <class T>
-void narrow_extremes_sum_exactly() {
+void integers_at_their_extremes_sum_exactly() {
   using Acc = fusekit::accumulator_t<T>;
   constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  std::mt19937 gen(19);
-  for (std::int64_t const n : {std::int64_t{8192}, std::int64_t{8191}, std::int64_t{8193}, std::int64_t{3 * 8192 + 77},
-                               std::int64_t{70 * 8192}}) {
+  std::mt19937_64 gen(19);
+  for (std::int64_t const n :
+       {std::int64_t{1}, std::int64_t{7}, std::int64_t{63}, std::int64_t{65}, std::int64_t{4097}, std::int64_t{8192},
+        std::int64_t{8191}, std::int64_t{8193}, std::int64_t{3 * 8192 + 77}, std::int64_t{70 * 8192}}) {
     for (int pattern = 0; pattern < 4; ++pattern) {
       std::vector<T> x(static_cast<std::size_t>(n));
-      Acc want = 0;
+      std::uint64_t want = 0;
       for (std::int64_t i = 0; i < n; ++i) {
         T const v = pattern == 0 ? lo : pattern == 1 ? hi : pattern == 2 ? (i % 2 ? lo : hi) : static_cast<T>(gen());
         x[static_cast<std::size_t>(i)] = v;
-        want = static_cast<Acc>(want + static_cast<Acc>(v));
+        want += static_cast<std::uint64_t>(static_cast<Acc>(v));
       }
       for (auto a : fusekit::all_reduce_algorithms) {
         if (a == fusekit::reduce_algorithm::naive_atomic && n > 8193) { continue; }
         Acc const got = fusekit::sum(fusekit::cpu{}, span<const T>(x), a);
-        EXPECT_EQ(got, want) << "n " << n << " pattern " << pattern << " algorithm " << static_cast<int>(a);
+        EXPECT_EQ(static_cast<std::uint64_t>(got), want)
+            << "n " << n << " pattern " << pattern << " algorithm " << static_cast<int>(a);
       }
     }
   }
 }
 
-TEST(CpuSum, NarrowIntegersAtTheirExtremesSumExactly) {
-  narrow_extremes_sum_exactly<std::int8_t>();
-  narrow_extremes_sum_exactly<std::uint8_t>();
-  narrow_extremes_sum_exactly<std::int16_t>();
-  narrow_extremes_sum_exactly<std::uint16_t>();
+TEST(CpuSum, IntegersOfEveryWidthAtTheirExtremesSumExactly) {
+  integers_at_their_extremes_sum_exactly<std::int8_t>();
+  integers_at_their_extremes_sum_exactly<std::uint8_t>();
+  integers_at_their_extremes_sum_exactly<std::int16_t>();
+  integers_at_their_extremes_sum_exactly<std::uint16_t>();
+  integers_at_their_extremes_sum_exactly<std::int32_t>();
+  integers_at_their_extremes_sum_exactly<std::uint32_t>();
+  integers_at_their_extremes_sum_exactly<std::int64_t>();
+  integers_at_their_extremes_sum_exactly<std::uint64_t>();
 }
 
 TEST(CpuSum, SpecialValuesPropagateAsIeeeAdditionSays) {

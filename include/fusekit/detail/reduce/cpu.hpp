@@ -17,9 +17,9 @@
 ///   tile function the GPU runs (detail/reduce/tree.hpp) on a serial_team whose
 ///   column pass and pairwise steps run in host vectors (detail/team/host_columns.hpp)
 ///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
-///   fusing or regrouping, the rows two batches on prefetched, and 8- and
-///   16-bit integers summed exactly in lanes twice their width. At 2^26 values
-///   on 2 cores: 76–110% of a read loop's bandwidth, by type and run (README).
+///   fusing or regrouping, the rows two batches on prefetched; a tile of
+///   integers summed into 64 bits, one exact sum (detail/reduce/cpu_exact_tiles.hpp).
+///   At 2^26 values on 2 cores: 76–110% of a read loop's bandwidth (README).
 ///   Sources that compute (transform_reduce) run on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 
@@ -27,6 +27,7 @@
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/core/numeric.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
+#include <fusekit/detail/reduce/cpu_exact_tiles.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/detail/team/team.hpp>
@@ -141,12 +142,15 @@ void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_
           }
           return 0;
         };
-        // Arrays of plus, min or max: in host vectors, for AVX2 where the CPU
-        // has it (their additions are barred from fusing and regrouping:
-        // detail/team/host_columns.hpp). Anything else on the baseline ISA: in code
-        // built for FMA the compiler may fuse a product of src into the tree's
-        // add (see detail/core/rounding.hpp).
-        if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
+        // A sum of integers into 64 bits: each tile one exact sum, whose bits
+        // are the tree's. Arrays of plus, min or max: in host vectors, for
+        // AVX2 where the CPU has it (additions barred from fusing and
+        // regrouping: detail/team/host_columns.hpp). Anything else on the
+        // baseline ISA: in code built for FMA the compiler may fuse a product
+        // of src into the tree's add (see detail/core/rounding.hpp).
+        if constexpr (exact_tile_sum<Op, Acc, Src>) {
+          cpu_exact_tiles(src, n, first + begin, first + end, partials + begin);
+        } else if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
           (void)isa_dispatch_vectors(tiles);
         } else {
           (void)tiles(std::integral_constant<int, 0>{});

@@ -45,15 +45,13 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const array_source<Acc, T>& 
 /// the source of a tile that starts at element `base`: prefetch(i, k) hints
 /// that elements base + i, ..., base + i + k − 1 are read soon (also past the
 /// tile's end; none at or past element n), into L1; prefetch_far(i, k), that
-/// they are read later, into L2. For arrays of 8- or 16-bit integers, `narrow_bits` is their
-/// width and values(i) points at element base + i; else narrow_bits is 0.
+/// they are read later, into L2. For arrays, values(i) points at element base + i.
 ///
 /// Forced inline: GCC deems a function whose only effect is a prefetch to
 /// have none, and drops the calls to it (a lambda here lost every prefetch).
 template <class Src>
 struct tile_access {
   using value_type = void;
-  static constexpr int narrow_bits = 0;
   const Src& src;
   std::int64_t base, n;
   FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t, int) const {}
@@ -63,8 +61,6 @@ struct tile_access {
 template <class Acc, class T>
 struct tile_access<array_source<Acc, T>> {
   using value_type = T;
-  static constexpr int narrow_bits =
-      std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 2 ? 8 * static_cast<int>(sizeof(T)) : 0;
   const array_source<Acc, T>& src;
   std::int64_t base, n;
   FUSEKIT_HD FUSEKIT_FORCEINLINE void prefetch(std::int64_t i, int count) const {

@@ -10,7 +10,8 @@
 /// with it every bit, is the tree's. An array of Acc is read row after row, in
 /// address order, its lanes kept in L1 between rows; a narrower array widened
 /// into Acc goes 8 rows at a time per vector of lanes, in registers
-/// (host_column_reduce says why).
+/// (host_column_reduce says why). (A tile of an array of integers summed into
+/// a 64-bit integer is one exact sum instead: detail/reduce/cpu_exact_tiles.hpp.)
 ///
 /// Additions of floating-point values pass through an empty asm on both
 /// operands, as vectors: no compiler looks through it, so none regroups the
@@ -58,51 +59,10 @@ FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
   std::memcpy(&v, &wide, sizeof v);
 }
 
-/// The column sums of a full tile of an array of integers of 8 or 16 bits T,
-/// exact in unsigned lanes N of twice their width, then widened into the E
-/// lanes (through N's signed twin for signed T: the exact sum). All the tile's
-/// rows per vector of lanes, in registers; the values are read as T vectors
-/// and widened (__builtin_convertvector), not element by element.
-template <int Bytes, int Rows, class N, class E, class Access>
-FUSEKIT_FORCEINLINE void host_narrow_columns(E* lanes, std::int64_t c0, const Access& access) {
-  using T = typename Access::value_type;
-  using VN = typename host_vector<N, Bytes>::type;
-  constexpr int WN = Bytes / static_cast<int>(sizeof(N));
-  using VT = typename host_vector<T, WN* static_cast<int>(sizeof(T))>::type;
-  using S = std::conditional_t<std::is_signed_v<T>, std::make_signed_t<N>, N>;
-  using VS = typename host_vector<S, Bytes>::type;
-  std::int64_t const body = c0 / WN * WN;
-  for (std::int64_t l = 0; l < body; l += WN) {
-    access.prefetch(Rows * c0 + Rows * l, Rows * WN);  // the next tile, a slice per vector
-    VN acc{};
-    unrolled(
-        std::make_integer_sequence<int, Rows>{}, [&](int r) __attribute__((always_inline)) {
-          VT t;
-          std::memcpy(&t, access.values(r * c0 + l), sizeof t);
-          VS const wide = __builtin_convertvector(t, VS);
-          VN v;
-          std::memcpy(&v, &wide, sizeof v);
-          acc += v;
-        });
-    N sums[WN];
-    std::memcpy(sums, &acc, sizeof sums);
-    for (int k = 0; k < WN; ++k) { lanes[l + k] = static_cast<E>(static_cast<S>(sums[k])); }
-  }
-  for (std::int64_t l = body; l < c0; ++l) {
-    N a = 0;
-    for (int r = 0; r < Rows; ++r) { a = static_cast<N>(a + static_cast<N>(access.values(r * c0 + l)[0])); }
-    lanes[l] = static_cast<E>(static_cast<S>(a));
-  }
-}
-
 /// lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(Rows − 1, l), row r for
 /// l < count(r) only (count non-increasing), in vectors of `Bytes` bytes.
 /// `access` is the tile's tile_access (detail/reduce/source.hpp): it prefetches
-/// the rows to come, and reads arrays of narrow integers.
-///
-/// A full tile of integers of 8 or 16 bits sums its columns in lanes twice as
-/// wide (narrow_lane_t): every lane's sum is exact there, so it is the same
-/// integer the Acc lanes would hold, in half the vector work or less.
+/// the rows to come, and reads arrays.
 template <int Bytes, int Rows, class Op, class Acc, class Count, class Value, class Access>
 FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
   using E = lane_element_t<Op, Acc>;
@@ -140,11 +100,7 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
     }
   };
   if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
-    using N = narrow_lane_t<Access::narrow_bits, Rows, Op, Acc>;
-    if constexpr (!std::is_void_v<N>) {
-      host_narrow_columns<Bytes, Rows, N>(lanes, c0, access);
-      return;
-    } else if constexpr (std::is_same_v<T, Acc>) {
+    if constexpr (std::is_same_v<T, Acc>) {
       // An array of Acc: row after row, in address order, so the tile
       // streams in as a plain read loop reads an array (the hardware
       // prefetcher follows one stream; the loop prefetches each line 8 KiB

@@ -5,7 +5,7 @@
 /// (detail/team/host_columns.hpp): GCC/Clang vector types, the optimizer
 /// barrier on a vector (an empty asm: no reassociation, no FMA contraction,
 /// and the loop stays vector code), the lane-wise combine of plus, minimum and
-/// maximum, and the integer lanes the column sums take.
+/// maximum.
 
 #include <fusekit/config.hpp>
 #include <fusekit/reduce_types.hpp>
@@ -133,15 +133,6 @@ template <int Bytes, class E>
 FUSEKIT_FORCEINLINE void put_lanes(E* p, const typename host_vector<E, Bytes>::type& v) {
   *reinterpret_cast<typename host_vector<E, Bytes>::unaligned*>(p) = v;
 }
-
-/// The unsigned integer lanes of a column of Rows integer values of `Bits`
-/// bits add in exactly, when narrower than Acc: twice the values' width, if
-/// Rows ≤ 2^Bits (then |sum| < 2^(2·Bits − 1)); else void.
-template <int Bits, int Rows, class Op, class Acc>
-using narrow_lane_t =
-    std::conditional_t < std::is_same_v<Op, plus>&& std::is_integral_v<Acc> &&
-    (Bits == 8 || Bits == 16) && Rows <= (1 << Bits) &&
-    2 * Bits<8 * static_cast<int>(sizeof(Acc)), std::conditional_t<Bits == 8, std::uint16_t, std::uint32_t>, void>;
 
 #endif  // FUSEKIT_HOST_VECTORS
 
