@@ -49,7 +49,7 @@ foreach(object IN LISTS OBJECTS)
         function MATCHES "^_ZN7fusekit6detail6reduce19host_exact_sum_avx2") AND
        code MATCHES "\\((%rsp|%rbp)\\),%ymm")
       string(REGEX MATCH "[^\n]*\\((%rsp|%rbp)\\),%ymm[^\n]*" line "${code}")
-      message(FATAL_ERROR "${object}: a vector read from the stack in the column pass ${name}...\n  ${line}")
+      message(FATAL_ERROR "${object}: a vector read from the stack in ${name}...\n  ${line}")
     endif()
     # array_source<float, float>, <double, double>: both loops of the
     # row-by-row pass (row 0, then the rest) read each line ahead into L2

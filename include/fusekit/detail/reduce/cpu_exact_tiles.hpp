@@ -40,18 +40,11 @@ void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::in
 
 #if FUSEKIT_HOST_VECTORS
 
-/// Whether the tree's tiles over an array of integers T summed into a 64-bit
-/// integer Acc are each one exact sum (host_exact_sum): integer addition
-/// modulo 2^64 is associative and commutative, so every order of a tile's
-/// additions, the tree's included, gives the same bits.
-template <class Op, class Acc, class T>
-inline constexpr bool exact_tile_sum_v = std::is_same_v<Op, plus>&& std::is_integral_v<Acc> &&
-                                         sizeof(Acc) == 8 && std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-                                         (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
-
-/// Σ p[i] over i < count (count ≤ the tree's tile), exact modulo 2^64, as Acc:
-/// the tile's value in the tree's order, for an array of integers T
-/// (exact_tile_sum_v). `access` prefetches as the column pass does.
+/// Σ of the tile's values 0 ≤ i < count (count ≤ the tree's tile), exact
+/// modulo 2^64, as Acc: the tile's value in the tree's order, for an array of
+/// integers (exact_tile_sum). `access` (detail/reduce/source.hpp) reads the
+/// array, and prefetches values narrower than 64 bits as the column pass does
+/// (64-bit ones read faster without: README).
 ///
 /// The array is read in `Bytes`-byte vectors, in address order, as a plain
 /// read loop reads it. 64-bit values add lane by lane. Narrower ones are split
@@ -62,8 +55,10 @@ inline constexpr bool exact_tile_sum_v = std::is_same_v<Op, plus>&& std::is_inte
 /// biased to unsigned ones (the sign bit flipped: x + 2^(bits − 1)), the bias
 /// taken off the total. Four vector instructions per vector, 32 values of
 /// 8 bits, 16 of 16 bits, 8 of 32 bits: far below the memory's time.
-template <int Bytes, class Acc, class T, class Access>
-FUSEKIT_FORCEINLINE Acc host_exact_sum(const T* p, std::int64_t count, const Access& access) {
+template <int Bytes, class Acc, class Access>
+FUSEKIT_FORCEINLINE Acc host_exact_sum(std::int64_t count, const Access& access) {
+  using T = typename Access::value_type;
+  const T* const p = access.values(0);
   constexpr int bits = 8 * static_cast<int>(sizeof(T));
   constexpr std::int64_t line = 64;  // bytes per prefetch: one cache line
   constexpr std::int64_t per_line = line / Bytes;
@@ -121,9 +116,7 @@ FUSEKIT_FORCEINLINE Acc host_exact_sum(const T* p, std::int64_t count, const Acc
     }
     if constexpr (std::is_signed_v<T>) { total -= static_cast<std::uint64_t>(body) << (bits - 1); }
   }
-  for (std::int64_t i = body; i < count; ++i) {
-    total += static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<Acc>>(static_cast<Acc>(p[i])));
-  }
+  for (std::int64_t i = body; i < count; ++i) { total += static_cast<std::uint64_t>(static_cast<Acc>(p[i])); }
   return static_cast<Acc>(total);
 }
 
@@ -131,16 +124,20 @@ FUSEKIT_FORCEINLINE Acc host_exact_sum(const T* p, std::int64_t count, const Acc
 /// host_exact_sum in 32-byte vectors, compiled for AVX2 (as host_column_reduce_avx2 is,
 /// detail/team/host_columns.hpp), its code inspected by
 /// tests/codegen/check_host_tree.cmake.
-template <class Acc, class T, class Access>
-__attribute__((target("avx2,fma"), noinline)) inline Acc host_exact_sum_avx2(const T* p, std::int64_t count,
-                                                                             const Access& access) {
-  return host_exact_sum<32, Acc>(p, count, access);
+template <class Acc, class Access>
+__attribute__((target("avx2,fma"), noinline)) inline Acc host_exact_sum_avx2(std::int64_t count, const Access& access) {
+  return host_exact_sum<32, Acc>(count, access);
 }
 
 #endif
 
+/// A sum of an array of integers T into a 64-bit integer Acc: integer
+/// addition modulo 2^64 is associative and commutative, so every order of a
+/// tile's additions, the tree's included, gives the same bits.
 template <class Op, class Acc, class T>
-inline constexpr bool exact_tile_sum<Op, Acc, array_source<Acc, T>> = exact_tile_sum_v<Op, Acc, T>;
+inline constexpr bool exact_tile_sum<Op, Acc, array_source<Acc, T>> =
+    std::is_same_v<Op, plus>&& std::is_integral_v<Acc> && sizeof(Acc) == 8 && std::is_integral_v<T> &&
+    !std::is_same_v<T, bool> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
 
 template <class Acc, class Src>
 void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::int64_t last, Acc* out) {
@@ -151,11 +148,11 @@ void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::in
       tile_access<Src> const access{src, base, n};
 #if defined(__x86_64__)
       if constexpr (decltype(width)::value == 32) {
-        out[t - first] = host_exact_sum_avx2<Acc>(access.values(0), count, access);
+        out[t - first] = host_exact_sum_avx2<Acc>(count, access);
         continue;
       }
 #endif
-      out[t - first] = host_exact_sum<16, Acc>(access.values(0), count, access);
+      out[t - first] = host_exact_sum<16, Acc>(count, access);
     }
     return 0;
   });
