@@ -37,8 +37,10 @@ TESTS = {
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
     "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
     "names": ("tests/names_test.cpp", [], None, 60),
-    # an object file, inspected by the codegen check (ctest codegen.cpu_tree_vectors_without_fma)
-    "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen", 300),
+    # object files, inspected by a codegen check (ctest codegen.cpu_tree_vectors_without_fma,
+    # codegen.cpu_transform_stream_stores)
+    "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen:check_host_tree.cmake", 300),
+    "stream_codegen": ("tests/codegen/cpu_inlining.cpp", ["-O3"], "codegen:check_stream_stores.cmake", 300),
 }
 
 # (id, file under include/fusekit, the text, its replacement, tests)
@@ -49,10 +51,27 @@ MUTANTS = [
     ("tree-widened-load-wrong-row", "detail/team/host_columns.hpp",
      "load_widened<Bytes, Acc>(v, access.values(r * c0 + l));", "load_widened<Bytes, Acc>(v, access.values(l));",
      ["pinned_native_fastmath"]),
-    ("tree-row-zero-not-stored", "detail/team/host_columns.hpp", "        put_lanes<Bytes>(lanes + l, v);\n",
-     "        put_lanes<Bytes>(lanes + l, V{});\n", ["pinned_native_fastmath"]),
-    ("tree-far-prefetch-dropped", "detail/team/host_columns.hpp", "          access.prefetch_far(r * c0 + l + far, W);\n",
-     "\n", ["host_tree_codegen"]),
+    ("transform-stream-head-skipped", "detail/elementwise/cpu.hpp", "          loop(i, first_line);\n", "\n",
+     ["elementwise_cpu"]),
+    ("transform-stream-block-short", "detail/elementwise/cpu.hpp",
+     "stream_store_lines(out + i, staged, static_cast<std::int64_t>(sizeof staged));",
+     "stream_store_lines(out + i, staged, static_cast<std::int64_t>(sizeof staged) - 16);", ["elementwise_cpu"]),
+    ("transform-stream-threshold-off-by-one", "detail/elementwise/cpu.hpp",
+     "n >= cpu_stream_tuning::stream_stores_from_bytes", "n > cpu_stream_tuning::stream_stores_from_bytes",
+     ["elementwise_cpu"]),
+    ("transform-stream-fence-dropped", "detail/elementwise/cpu.hpp", "          stream_fence();\n", "\n",
+     ["stream_codegen"]),
+    ("transform-stream-stores-plain", "detail/core/stream_store.hpp", "#define FUSEKIT_STREAM_STORES 1",
+     "#define FUSEKIT_STREAM_STORES 0", ["stream_codegen"]),
+    ("tree-row-zero-added-to-stale-lanes", "detail/team/host_columns.hpp", "          if (r > 0) {\n",
+     "          if (r >= 0) {\n", ["pinned_native_fastmath"]),
+    ("tree-far-prefetch-dropped", "detail/team/host_columns.hpp",
+     "          access.prefetch_far(r * c0 + l + far, group * W);\n", "\n", ["host_tree_codegen"]),
+    ("tree-near-prefetch-dropped", "detail/team/host_columns.hpp",
+     "          access.prefetch(r * c0 + l + ahead, group * W);\n", "\n", ["host_tree_codegen"]),
+    ("tree-widened-in-two-halves", "detail/team/host_columns.hpp",
+     "if constexpr (Bytes == 32 && std::is_same_v<T, float> && std::is_same_v<Acc, double>) {", "if constexpr (false) {",
+     ["host_tree_codegen"]),
     ("tree-far-prefetch-into-l1", "detail/reduce/source.hpp", "source_prefetch<prefetch_to::l2>(src, base + i, count);",
      "source_prefetch<prefetch_to::l1>(src, base + i, count);", ["host_tree_codegen"]),
     ("exact-sum-bias-dropped", "detail/reduce/cpu_exact_tiles.hpp", "              w ^= bias;\n", "\n",
@@ -132,7 +151,7 @@ MUTANTS = [
     ("tanh-small-drops-sign", "detail/elementwise/tanh.hpp",
      "bit_cast<std::uint32_t>(f + f * (z * q)) | sign;", "bit_cast<std::uint32_t>(f + f * (z * q));", ["tanh"]),
     ("transform-block-skips-last", "detail/elementwise/cpu.hpp",
-     "loop(i, i + cpu_stream_tuning::block);", "loop(i, i + cpu_stream_tuning::block - 1);", ["elementwise_cpu"]),
+     "loop(i, i + block);", "loop(i, i + block - 1);", ["elementwise_cpu"]),
     ("transform-stream-tail-dropped", "detail/elementwise/cpu.hpp", "      loop(i, end);\n", "\n", ["elementwise_cpu"]),
     ("mpi-keys-not-compared", "detail/distributed/mpi_collectives.hpp", "if (theirs[i] == all[static_cast<std::size_t>(i)]) { continue; }",
      "if (theirs[i] == all[static_cast<std::size_t>(i)] || i > 2) { continue; }", ["mpi"]),
@@ -164,7 +183,7 @@ def build_and_run(tree, key, log):
     exe = os.path.join(tree, "t_" + key)
     if how == "mpi":
         cmd = ["mpicxx"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-pthread"]
-    elif how == "codegen":
+    elif how and how.startswith("codegen:"):
         cmd = ["g++"] + FLAGS + extra + ["-c", src, "-o", exe + ".o"]
     else:
         cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
@@ -172,9 +191,9 @@ def build_and_run(tree, key, log):
     if c.returncode != 0:
         log.write(c.stdout)
         return "does not compile"
-    if how == "codegen":
+    if how and how.startswith("codegen:"):
         runs = [["cmake", "-DNM=nm", "-DOBJDUMP=objdump", "-DOBJECTS=" + exe + ".o", "-P",
-                 "tests/codegen/check_host_tree.cmake"]]
+                 "tests/codegen/" + how.split(":", 1)[1]]]
     elif how == "mpi":
         runs = [["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), exe] for n in (2, 3)]
     else:

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -263,25 +264,35 @@ TEST(CpuTransform, InPlaceAndHalfOutput) {
 // Calls past the caches run in blocks that prefetch each input ahead
 // (tuning.hpp, cpu_stream_tuning): every element is written once, whatever
 // the size, the thread count and where each thread's range starts.
+// With `forced`, the loop runs as past the caches whatever n: inputs read
+// ahead, the output stored past the caches in whole lines
+// (detail/elementwise/cpu.hpp, cpu_transform_streamed).
 template <class Out, class A, class B>
-void check_streaming_blocks(std::int64_t n, int threads, std::int64_t offset) {
+void check_streaming_blocks(std::int64_t n, int threads, std::int64_t offset, bool forced = false) {
   std::vector<A> a(static_cast<std::size_t>(n + offset + 1));
   std::vector<B> b(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = static_cast<A>(i % 251);
     b[i] = static_cast<B>(i % 7);
   }
-  std::vector<Out> out(a.size(), Out(-7));
-  auto const op = [](A x, B y) { return static_cast<Out>(static_cast<Out>(x) * 2 + static_cast<Out>(y)); };
-  fusekit::transform(fusekit::cpu{threads}, span<Out>(out.data() + offset, static_cast<std::size_t>(n)), op,
-                     span<const A>(a.data() + offset, static_cast<std::size_t>(n)),
-                     span<const B>(b.data() + offset, static_cast<std::size_t>(n)));
-  for (std::int64_t i = 0; i < offset; ++i) { ASSERT_EQ(out[static_cast<std::size_t>(i)], Out(-7)) << i; }
+  std::vector<Out> out(a.size(), Out(-7.0f));
+  using W = std::conditional_t<std::is_floating_point_v<Out>, Out, float>;  // __half: computed in float
+  auto const op = [](A x, B y) { return static_cast<W>(static_cast<W>(x) * 2 + static_cast<W>(y)); };
+  if (forced) {
+    fusekit::detail::cpu_transform_streamed(fusekit::cpu{threads}, {/*prefetch=*/true, /*stream=*/true}, n, op,
+                                            out.data() + offset, a.data() + offset, b.data() + offset);
+  } else {
+    fusekit::transform(fusekit::cpu{threads}, span<Out>(out.data() + offset, static_cast<std::size_t>(n)), op,
+                       span<const A>(a.data() + offset, static_cast<std::size_t>(n)),
+                       span<const B>(b.data() + offset, static_cast<std::size_t>(n)));
+  }
+  for (std::int64_t i = 0; i < offset; ++i) { ASSERT_EQ(static_cast<W>(out[static_cast<std::size_t>(i)]), W(-7)) << i; }
   for (std::int64_t i = offset; i < offset + n; ++i) {
     auto const k = static_cast<std::size_t>(i);
-    ASSERT_EQ(out[k], op(a[k], b[k])) << "n=" << n << " threads=" << threads << " offset=" << offset << " i=" << i;
+    ASSERT_EQ(static_cast<W>(out[k]), op(a[k], b[k]))
+        << "n=" << n << " threads=" << threads << " offset=" << offset << " i=" << i;
   }
-  ASSERT_EQ(out.back(), Out(-7)) << "written past the end";
+  ASSERT_EQ(static_cast<W>(out.back()), W(-7)) << "written past the end";
 }
 
 TEST(CpuTransform, StreamingBlocksWriteEveryElementOnce) {
@@ -299,6 +310,38 @@ TEST(CpuTransform, StreamingBlocksWriteEveryElementOnce) {
       }
     }
   }
+}
+
+// Stores past the caches: a plain head up to the first whole cache line,
+// blocks stored in whole lines, a plain tail; every element once, for 2-, 4-
+// and 8-byte outputs, each thread's range starting anywhere in a line.
+TEST(CpuTransform, StreamStoresWriteEveryElementOnce) {
+  constexpr std::int64_t block = fusekit::cpu_stream_tuning::block;
+  for (int threads : {1, 2, 3}) {
+    for (std::int64_t offset : {0, 1, 3, 17}) {
+      for (std::int64_t n :
+           {std::int64_t{0}, std::int64_t{1}, block - 1, block, block + 1, 3 * block + 5, std::int64_t{4099}}) {
+        check_streaming_blocks<float, std::uint8_t, float>(n, threads, offset, /*forced=*/true);
+        check_streaming_blocks<__half, float, std::uint8_t>(n, threads, offset, /*forced=*/true);
+        check_streaming_blocks<double, double, double>(n, threads, offset, /*forced=*/true);
+      }
+    }
+  }
+}
+
+// A call streams its output from cpu_stream_tuning::stream_stores_from_bytes
+// written on (tuning.hpp), and through the public call at that size every
+// element is still written once.
+TEST(CpuTransform, StreamsItsOutputFromTheDocumentedSize) {
+  using fusekit::cpu_stream_tuning;
+  using fusekit::detail::transform_streaming_for;
+  std::int64_t const floats = cpu_stream_tuning::stream_stores_from_bytes / 4;
+  EXPECT_FALSE((transform_streaming_for<float, const float, const float>(floats - 1).stream));
+  EXPECT_EQ((transform_streaming_for<float, const float, const float>(floats).stream), FUSEKIT_STREAM_STORES == 1);
+  EXPECT_TRUE((transform_streaming_for<float, const float, const float>(floats).prefetch));
+  EXPECT_FALSE((transform_streaming_for<double, const double>(floats / 2 - 1).stream));
+  EXPECT_EQ((transform_streaming_for<double, const double>(floats / 2).stream), FUSEKIT_STREAM_STORES == 1);
+  check_streaming_blocks<float, float, float>(floats + 5, 2, 1);
 }
 
 TEST(CpuTransform, UnfusedMatchesFusedExactly) {

@@ -3,14 +3,16 @@
 /// \file
 /// CPU backend of `transform` (contract in elementwise.hpp): one SIMD loop per
 /// thread over a contiguous range, in blocks that read the inputs ahead when
-/// the call's data is past the caches. The functors are branch-free, so gcc
-/// vectorizes the whole fused op (tanh included) without -ffast-math.
+/// the call's data is past the caches, and that store an output too large
+/// for the caches past them. The functors are branch-free, so gcc vectorizes
+/// the whole fused op (tanh included) without -ffast-math.
 
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/elementwise/checks.hpp>
 #include <fusekit/detail/core/numeric.hpp>
 #include <fusekit/detail/core/prefetch.hpp>
+#include <fusekit/detail/core/stream_store.hpp>
 #include <fusekit/detail/team/team.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/tuning.hpp>
@@ -18,6 +20,7 @@
 #include <cuda/std/span>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace fusekit {
 namespace detail {
@@ -32,10 +35,37 @@ FUSEKIT_FORCEINLINE void prefetch_block_ahead(const In* in, std::int64_t i, std:
   if (i + ahead + block <= end) { prefetch_bytes(in + i + ahead, block * static_cast<std::int64_t>(sizeof(In))); }
 }
 
-template <class Out, class Op, class... Ins>
-void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, const Ins*... ins) {
+/// How a call's loop meets the memory: `prefetch`, its inputs read ahead in
+/// blocks (past the L2 caches); `stream`, its output stored past the caches
+/// in whole lines (an output past the last-level cache).
+struct transform_streaming {
+  bool prefetch = false;
+  bool stream = false;
+};
+
+/// Whether Out can be stored in whole lines: the lines of a block of Out are
+/// whole when its address is, and that address is reached in whole elements.
+template <class Out>
+inline constexpr bool line_storable_v = FUSEKIT_STREAM_STORES&& std::is_trivially_copyable_v<Out>&& stream_line_bytes %
+                                            sizeof(Out) ==
+                                        0;
+
+/// The streaming of a call over n elements (tuning.hpp, cpu_stream_tuning).
+template <class Out, class... Ins>
+transform_streaming transform_streaming_for(std::int64_t n) {
   constexpr std::int64_t bytes_per_element = static_cast<std::int64_t>((sizeof(Out) + ... + sizeof(Ins)));
-  bool const stream = n > cpu_stream_tuning::prefetch_from_bytes / bytes_per_element;
+  transform_streaming s;
+  s.prefetch = n > cpu_stream_tuning::prefetch_from_bytes / bytes_per_element;
+  s.stream =
+      line_storable_v<Out> && n >= cpu_stream_tuning::stream_stores_from_bytes / static_cast<std::int64_t>(sizeof(Out));
+  return s;
+}
+
+/// out[i] = op(ins[i]...) for i < n, streamed as `how` says (a test passes its own).
+template <class Out, class Op, class... Ins>
+void cpu_transform_streamed(const cpu& policy, transform_streaming how, std::int64_t n, const Op& op, Out* out,
+                            const Ins*... ins) {
+  constexpr std::int64_t block = cpu_stream_tuning::block;
   cpu_for_ranges(policy, n, [&](int, std::int64_t begin, std::int64_t end) {
     isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
       // A copy of the op: the loop's stores could alias the caller's object,
@@ -46,16 +76,41 @@ void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, co
         for (std::int64_t i = b; i < e; ++i) { out[i] = convert<Out>(local_op(ins[i]...)); }
       };
       std::int64_t i = begin;
-      if (stream) {
+      if (how.prefetch && how.stream) {
+        if constexpr (line_storable_v<Out>) {
+          // Plain stores up to the first whole line, then blocks computed
+          // into a staging buffer (in L1) and stored past the caches.
+          std::int64_t const first_line = [&] {
+            std::int64_t k = begin;
+            while (k < end && reinterpret_cast<std::uintptr_t>(out + k) % stream_line_bytes != 0) { ++k; }
+            return k;
+          }();
+          loop(i, first_line);
+          i = first_line;
+          for (; i + block <= end; i += block) {
+            (prefetch_block_ahead(ins, i, end), ...);
+            alignas(stream_line_bytes) Out staged[block];
+            FUSEKIT_SIMD_LOOP
+            for (std::int64_t j = 0; j < block; ++j) { staged[j] = convert<Out>(local_op(ins[i + j]...)); }
+            stream_store_lines(out + i, staged, static_cast<std::int64_t>(sizeof staged));
+          }
+          stream_fence();
+        }
+      } else if (how.prefetch) {
         // Past the caches: blocks, each input read ahead (tuning.hpp, cpu_stream_tuning).
-        for (; i + cpu_stream_tuning::block <= end; i += cpu_stream_tuning::block) {
+        for (; i + block <= end; i += block) {
           (prefetch_block_ahead(ins, i, end), ...);
-          loop(i, i + cpu_stream_tuning::block);
+          loop(i, i + block);
         }
       }
       loop(i, end);
     });
   });
+}
+
+template <class Out, class Op, class... Ins>
+void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, const Ins*... ins) {
+  cpu_transform_streamed(policy, transform_streaming_for<Out, Ins...>(n), n, op, out, ins...);
 }
 
 template <class Out, class Op, class... Ins>

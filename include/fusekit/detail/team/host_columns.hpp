@@ -7,11 +7,12 @@
 ///
 /// Lane l combines rows 0, 1, ..., R − 1 in that order, as the GPU's block
 /// does; a vector holds W consecutive lanes, so the order of every lane, and
-/// with it every bit, is the tree's. An array of Acc is read row after row, in
-/// address order, its lanes kept in L1 between rows; a narrower array widened
-/// into Acc goes 8 rows at a time per vector of lanes, in registers
-/// (host_column_reduce says why). (A tile of an array of integers summed into
-/// a 64-bit integer is one exact sum instead: detail/reduce/cpu_exact_tiles.hpp.)
+/// with it every bit, is the tree's. An array of Acc, or of a narrower type
+/// widened into Acc (float into double, 32-bit integers into 64-bit ones), is
+/// read row after row, in address order, its lanes kept in L1 between rows;
+/// any other source goes 8 rows at a time per vector of lanes, in registers
+/// (host_column_reduce). (A tile of an array of integers summed into a 64-bit
+/// integer is one exact sum instead: detail/reduce/cpu_exact_tiles.hpp.)
 ///
 /// Additions of floating-point values pass through an empty asm on both
 /// operands, as vectors: no compiler looks through it, so none regroups the
@@ -48,11 +49,23 @@ template <class T, class Acc>
 inline constexpr std::int64_t element_bytes_v =
     static_cast<std::int64_t>(sizeof(std::conditional_t<std::is_void_v<T>, Acc, T>));
 
-/// v = the Bytes / sizeof(Acc) values of T at p, each converted to Acc.
+/// v = the Bytes / sizeof(Acc) values of T at p, each converted to Acc. Float
+/// into double in 32 bytes is one `vcvtps2pd` from memory: gcc 12's
+/// __builtin_convertvector there loads two 8-byte halves, converts each and
+/// inserts one into the other, 4 instructions where this is 1 (the widened
+/// row pass went from 101% to 107% of the read loop at 2^26, Xeon VM).
 template <int Bytes, class Acc, class T, class V>
 FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
   using VT = typename host_vector<T, Bytes / static_cast<int>(sizeof(Acc) / sizeof(T))>::unaligned;
   using VA = typename host_vector<Acc, Bytes>::type;
+#if defined(__x86_64__)
+  if constexpr (Bytes == 32 && std::is_same_v<T, float> && std::is_same_v<Acc, double>) {
+    VA wide;
+    __asm__("vcvtps2pd {%1, %0|%0, %1}" : "=x"(wide) : "m"(*reinterpret_cast<const VT*>(p)));
+    std::memcpy(&v, &wide, sizeof v);
+    return;
+  }
+#endif
   VT t;
   std::memcpy(&t, p, sizeof t);
   VA const wide = __builtin_convertvector(t, VA);
@@ -100,9 +113,10 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
     }
   };
   if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
-    if constexpr (std::is_same_v<T, Acc>) {
-      // An array of Acc: row after row, in address order, so the tile
-      // streams in as a plain read loop reads an array (the hardware
+    if constexpr (std::is_same_v<T, Acc> || widened_load_v<T, Acc>) {
+      // An array of Acc, or of a narrower T widened: row after row, in
+      // address order, so the tile streams in as a plain read loop reads an
+      // array (the hardware
       // prefetcher follows one stream; the loop prefetches each line 8 KiB
       // ahead into L2 and 2 KiB ahead into L1), while each vector of lanes
       // goes through L1: loaded, combined with its row, stored. 8 rows per
@@ -110,36 +124,44 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
       // streams: about 80% of a plain read loop's bandwidth on 2 cores past
       // the caches, where this reaches 90–93% with the L1 prefetch alone and
       // 96–99% with both (2^26 floats, in the same process; level, at 93–96%,
-      // when the memory is at its fastest).
+      // when the memory is at its fastest). Float into double went 8 rows at
+      // a time until 2026-12-04, its lanes twice its input's width: 64–80%
+      // of the read loop where row by row reaches 101–109% (Xeon VM).
       std::int64_t const body = c0 / W * W;
       constexpr std::int64_t ahead = cpu_stream_tuning::prefetch_ahead_bytes / element_bytes_v<T, Acc>;
       constexpr std::int64_t far = cpu_stream_tuning::prefetch_far_bytes / element_bytes_v<T, Acc>;
-      for (std::int64_t l = 0; l < body; l += W) {
-        access.prefetch_far(l + far, W);
-        access.prefetch(l + ahead, W);
-        V v;
-        load_row(v, 0, l);
-        put_lanes<Bytes>(lanes + l, v);
-      }
-      for (int r = 1; r < Rows; ++r) {
-        for (std::int64_t l = 0; l < body; l += W) {
-          access.prefetch_far(r * c0 + l + far, W);
-          access.prefetch(r * c0 + l + ahead, W);
-          V acc, v;
-          get_lanes<Bytes>(acc, lanes + l);
+      // The vectors of a row in groups that read one 64-byte line of it, its
+      // prefetches once per group (a prefetch per vector cost float into
+      // double, 16 bytes a vector, two load slots per 4 values).
+      constexpr int group = 64 / (W * element_bytes_v<T, Acc>) > 1 ? 64 / (W * element_bytes_v<T, Acc>) : 1;
+      std::int64_t const grouped = body / (group * W) * (group * W);
+      auto const row_pass = [&](int r) __attribute__((always_inline)) {
+        auto const step = [&](std::int64_t l) __attribute__((always_inline)) {
+          V v;
           load_row(v, r, l);
-          vector_combine<Op, E>(acc, v);
-          put_lanes<Bytes>(lanes + l, acc);
+          if (r > 0) {
+            V acc;
+            get_lanes<Bytes>(acc, lanes + l);
+            vector_combine<Op, E>(acc, v);
+            v = acc;
+          }
+          put_lanes<Bytes>(lanes + l, v);
+        };
+        for (std::int64_t l = 0; l < grouped; l += group * W) {
+          access.prefetch_far(r * c0 + l + far, group * W);
+          access.prefetch(r * c0 + l + ahead, group * W);
+          unrolled(
+              std::make_integer_sequence<int, group>{}, [&](int q) __attribute__((always_inline)) { step(l + q * W); });
         }
-      }
+        for (std::int64_t l = grouped; l < body; l += W) { step(l); }
+      };
+      for (int r = 0; r < Rows; ++r) { row_pass(r); }
       tail_columns();
     } else {
-      // A narrower T widened into Acc (float into double, int32 into int64),
-      // or a source read value by value: rows in batches of 8, a vector of
-      // lanes loaded once, given 8 rows in registers and stored once (its
-      // lanes are twice the input's width: through L1 row by row, they made
-      // the loop's own traffic the bound). The rows two batches on are
-      // prefetched meanwhile, a slice per vector.
+      // A source read value by value (an array converted into Acc otherwise
+      // than widened): rows in batches of 8, a vector of lanes loaded once,
+      // given 8 rows in registers and stored once. The rows two batches on
+      // are prefetched meanwhile, a slice per vector.
       constexpr int batch = Rows % 8 == 0 ? 8 : 1;
       std::int64_t const body = c0 / W * W;
       for (int r0 = 0; r0 < Rows; r0 += batch) {
