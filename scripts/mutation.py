@@ -5,7 +5,7 @@ should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
 memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
-loops, the tree's prefetches and exact integer sums), the no-throw contract, the overflow checks, the enums' names and tanh under
+loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
     scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
@@ -41,6 +41,8 @@ TESTS = {
     # codegen.cpu_transform_stream_stores)
     "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen:check_host_tree.cmake", 300),
     "stream_codegen": ("tests/codegen/cpu_inlining.cpp", ["-O3"], "codegen:check_stream_stores.cmake", 300),
+    # compiled by nvcc (ctest codegen.cpu_dispatch_inlined)
+    "dispatch_codegen_cu": ("tests/codegen/cpu_dispatch.cu", [], "nvcc-codegen:check_dispatch.cmake", 300),
 }
 
 # (id, file under include/fusekit, the text, its replacement, tests)
@@ -63,6 +65,9 @@ MUTANTS = [
      ["stream_codegen"]),
     ("transform-stream-stores-plain", "detail/core/stream_store.hpp", "#define FUSEKIT_STREAM_STORES 1",
      "#define FUSEKIT_STREAM_STORES 0", ["stream_codegen"]),
+    ("dispatch-not-flattened", "detail/core/cpu_parallel.hpp",
+     "FUSEKIT_TARGET_AVX2 __attribute__((flatten)) auto call_avx2(const F& f) {",
+     "FUSEKIT_TARGET_AVX2 auto call_avx2(const F& f) {", ["dispatch_codegen_cu"]),
     ("tree-row-zero-added-to-stale-lanes", "detail/team/host_columns.hpp", "          if (r > 0) {\n",
      "          if (r >= 0) {\n", ["pinned_native_fastmath"]),
     ("tree-far-prefetch-dropped", "detail/team/host_columns.hpp",
@@ -185,13 +190,16 @@ def build_and_run(tree, key, log):
         cmd = ["mpicxx"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-pthread"]
     elif how and how.startswith("codegen:"):
         cmd = ["g++"] + FLAGS + extra + ["-c", src, "-o", exe + ".o"]
+    elif how and how.startswith("nvcc-codegen:"):
+        cmd = [CUDA + "/bin/nvcc", "-O3", "-DNDEBUG", "-std=c++20", "--extended-lambda", "-Xcompiler=-fopenmp",
+               "-arch=sm_90", "-I", "include", "-I", "tests"] + extra + ["-c", src, "-o", exe + ".o"]
     else:
         cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
     c = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if c.returncode != 0:
         log.write(c.stdout)
         return "does not compile"
-    if how and how.startswith("codegen:"):
+    if how and "codegen:" in how:
         runs = [["cmake", "-DNM=nm", "-DOBJDUMP=objdump", "-DOBJECTS=" + exe + ".o", "-P",
                  "tests/codegen/" + how.split(":", 1)[1]]]
     elif how == "mpi":

@@ -8,8 +8,9 @@
 /// fused layer near the memory bandwidth (about 3.5× the SSE2 loop).
 ///
 /// The AVX2 code is not a second copy of any loop: `isa_dispatch(f)` calls f
-/// from a function compiled with `target("avx2,fma")`, into which f (marked
-/// FUSEKIT_LAMBDA_INLINE) and the loop in it are inlined and vectorized.
+/// from a function compiled with `target("avx2,fma")` and `flatten`, into
+/// which f and the loop in it are inlined and vectorized (in .cpp and .cu
+/// files alike).
 /// OpenMP regions stay outside f: GCC outlines a region in the function that
 /// holds the pragma, before any inlining.
 
@@ -84,8 +85,12 @@ inline bool cpu_has_avx2_fma() {
 }
 
 #if FUSEKIT_CPU_DISPATCH
+// `flatten`: f, and all it calls, inlined here, so compiled for AVX2. Its own
+// always_inline is not enough: nvcc's front end drops attributes on lambdas,
+// and in a .cu file gcc then compiled f out of line for the baseline ISA (the
+// fused layer ran 4x slower than in a .cpp file; codegen.cpu_dispatch_inlined).
 template <class F>
-FUSEKIT_TARGET_AVX2 auto call_avx2(const F& f) {
+FUSEKIT_TARGET_AVX2 __attribute__((flatten)) auto call_avx2(const F& f) {
   return f();
 }
 #endif
@@ -95,7 +100,7 @@ FUSEKIT_TARGET_AVX2 auto call_avx2(const F& f) {
 /// and no fused multiply-add to contract into, so `a + x·y` keeps its two
 /// roundings and the baseline's bits.
 template <class F>
-__attribute__((target("avx2"))) auto call_avx2_without_fma(const F& f) {
+__attribute__((target("avx2"), flatten)) auto call_avx2_without_fma(const F& f) {
   return f();
 }
 #endif
