@@ -87,8 +87,9 @@ inline bool cpu_has_avx2_fma() {
 #if FUSEKIT_CPU_DISPATCH
 // `flatten`: f, and all it calls, inlined here, so compiled for AVX2. Its own
 // always_inline is not enough: nvcc's front end drops attributes on lambdas,
-// and in a .cu file gcc then compiled f out of line for the baseline ISA (the
-// fused layer ran 4x slower than in a .cpp file; codegen.cpu_dispatch_inlined).
+// and in a .cu file a loop past gcc's inlining limits was compiled out of line
+// for the baseline ISA (the transform loop with stream stores: the fused layer
+// ran 3x slower than in a .cpp file; codegen.cpu_dispatch_inlined).
 template <class F>
 FUSEKIT_TARGET_AVX2 __attribute__((flatten)) auto call_avx2(const F& f) {
   return f();
