@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// Built by a host compiler alone against fusekit: every CPU entry point, each
-// checked against a plain reference. ctest builds it twice: with the CUDA
-// toolkit's include directory, as README's g++ line gives it, and with CCCL's
-// headers alone (consumer.gxx_cccl_only).
+// Built against fusekit as users build: the CPU entry points checked against a
+// plain reference, then every CPU entry point of tests/warnings/entry_points.hpp
+// called once. ctest builds it with the CUDA toolkit's include directory, as
+// README's g++ line gives it, with CCCL's headers alone
+// (consumer.gxx_cccl_only), with each compiler's defaults (consumer.defaults_*:
+// g++ -O0, clang++ -O0, nvcc and nvcc -G through main_cpu.cu) and in CMake
+// Debug and Release builds of this folder.
 #include <fusekit/fusekit.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
 #include <vector>
+
+#if FUSEKIT_HAS_CUDA_HEADERS  // entry_points.hpp takes __half inputs
+#include "../warnings/entry_points.hpp"
+#endif
 
 namespace {
 
@@ -88,6 +95,31 @@ int main() {
   std::vector<double> Y_hat(Y.size());
   net.predict(fusekit::matrix<const double>(X.data(), K, L), fusekit::matrix<double>(Y_hat.data(), K, N));
   for (std::size_t i = 0; i < Y.size(); ++i) { expect(std::fabs(Y_hat[i] - Y[i]) <= 1e-6, "predict gives X Wᵀ"); }
+
+#if FUSEKIT_HAS_CUDA_HEADERS
+  // Every CPU entry point, instantiated and run once on small finite data.
+  {
+    std::size_t const n = 64;
+    std::vector<float> f(3 * n);
+    std::vector<double> d(3 * n);
+    std::vector<std::uint8_t> u8(n);
+    std::vector<__half> h(n);
+    std::vector<std::int32_t> i32(3 * n);
+    for (std::size_t i = 0; i < 3 * n; ++i) {
+      f[i] = static_cast<float>(i % 5) * 0.25f;
+      d[i] = static_cast<double>(i % 3) * 0.5;
+      i32[i] = static_cast<std::int32_t>(i % 11);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      u8[i] = static_cast<std::uint8_t>(i * 3);
+      h[i] = __float2half(static_cast<float>(i % 4));
+    }
+    fusekit::test::entry_points(host, f.data(), d.data(), u8.data(), h.data(), i32.data(), n);
+    bool finite = true;
+    for (float v : f) { finite = finite && std::isfinite(v); }
+    expect(finite, "every CPU entry point leaves finite values");
+  }
+#endif
 
   if (failures != 0) { return 1; }
   std::printf("consumer ok (fusekit %d, CUDA toolkit headers: %s)\n", FUSEKIT_VERSION,

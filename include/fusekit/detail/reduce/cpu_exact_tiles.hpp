@@ -125,7 +125,8 @@ FUSEKIT_FORCEINLINE Acc host_exact_sum(std::int64_t count, const Access& access)
 /// detail/team/host_columns.hpp), its code inspected by
 /// tests/codegen/check_host_tree.cmake.
 template <class Acc, class Access>
-__attribute__((target("avx2,fma"), noinline)) inline Acc host_exact_sum_avx2(std::int64_t count, const Access& access) {
+__attribute__((target("avx2,fma"), noinline, flatten)) inline Acc host_exact_sum_avx2(std::int64_t count,
+                                                                                      const Access& access) {
   return host_exact_sum<32, Acc>(count, access);
 }
 

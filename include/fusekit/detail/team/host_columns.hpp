@@ -58,7 +58,7 @@ template <int Bytes, class Acc, class T, class V>
 FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
   using VT = typename host_vector<T, Bytes / static_cast<int>(sizeof(Acc) / sizeof(T))>::unaligned;
   using VA = typename host_vector<Acc, Bytes>::type;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__clang__)  // Clang: a 32-byte operand needs AVX in this function
   if constexpr (Bytes == 32 && std::is_same_v<T, float> && std::is_same_v<Acc, double>) {
     VA wide;
     __asm__("vcvtps2pd {%1, %0|%0, %1}" : "=x"(wide) : "m"(*reinterpret_cast<const VT*>(p)));
@@ -72,18 +72,25 @@ FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
   std::memcpy(&v, &wide, sizeof v);
 }
 
-/// lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(Rows − 1, l), row r for
-/// l < count(r) only (count non-increasing), in vectors of `Bytes` bytes.
-/// `access` is the tile's tile_access (detail/reduce/source.hpp): it prefetches
-/// the rows to come, and reads arrays.
-template <int Bytes, int Rows, class Op, class Acc, class Count, class Value, class Access>
-FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
+/// One tile's column pass in vectors of `Bytes` bytes: its lanes, its source
+/// (`value`, and `access`, the tile's tile_access of detail/reduce/source.hpp,
+/// which prefetches the rows to come and reads arrays) and the length c0 of
+/// its first row. Its steps are always_inline member functions rather than
+/// lambdas: nvcc's front end drops the attributes of a lambda, and a lambda
+/// left out of line is compiled for the baseline ISA, where a 32-byte vector
+/// has no register (the barrier's asm then does not compile without -O).
+template <int Bytes, int Rows, class Op, class Acc, class Value, class Access>
+struct column_tile {
   using E = lane_element_t<Op, Acc>;
   using V = typename host_vector<E, Bytes>::type;
-  constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
-  E* const lanes = reinterpret_cast<E*>(lane);
-  std::int64_t const c0 = count(0);
   using T = typename Access::value_type;
+  static constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
+
+  Acc* lane;
+  const Value& value;
+  const Access& access;
+  std::int64_t c0;
+
   // Row r starts at element r·c0 of the tile, as the team's contract says
   // (in the last tile, a row past the first has values only when row 0 is
   // full). An array of Acc is read as one vector per row, and an array of a
@@ -91,9 +98,8 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
   // 64-bit ones) as a T vector widened in registers (__builtin_convertvector:
   // the exact static_cast, lane by lane). Read value by value, gcc at -O2
   // assembled each vector through the stack (two 16-byte stores, then a
-  // 32-byte load that store forwarding cannot serve): 45–50% of the read
-  // bandwidth for float, about 20% for float into double.
-  auto const load_row = [&](V & v, int r, std::int64_t l) __attribute__((always_inline)) {
+  // 32-byte load that store forwarding cannot serve).
+  FUSEKIT_FORCEINLINE void load_row(V& v, int r, std::int64_t l) const {
     if constexpr (std::is_same_v<T, Acc> && std::is_arithmetic_v<Acc>) {
       std::memcpy(&v, access.values(r * c0 + l), sizeof v);
     } else if constexpr (widened_load_v<T, Acc>) {
@@ -103,30 +109,73 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
       for (int k = 0; k < W; ++k) { t[k] = value(r, l + k); }
       std::memcpy(&v, t, sizeof v);
     }
-  };
-  // The lanes past the last whole vector of a full tile, one by one.
-  auto const tail_columns = [&]() __attribute__((always_inline)) {
+  }
+
+  FUSEKIT_FORCEINLINE E* lanes() const { return reinterpret_cast<E*>(lane); }
+
+  /// The vector of lanes at l given row r: row 0 stores it, a later row is
+  /// combined into the lanes (loaded, combined, stored).
+  FUSEKIT_FORCEINLINE void row_vector(int r, std::int64_t l) const {
+    V v;
+    load_row(v, r, l);
+    if (r > 0) {
+      V acc;
+      get_lanes<Bytes>(acc, lanes() + l);
+      vector_combine<Op, E>(acc, v);
+      v = acc;
+    }
+    put_lanes<Bytes>(lanes() + l, v);
+  }
+
+  /// row_vector for the Q vectors from l, written out.
+  template <int Q>
+  FUSEKIT_FORCEINLINE void row_vectors(int r, std::int64_t l) const {
+    row_vector(r, l);
+    if constexpr (Q > 1) { row_vectors<Q - 1>(r, l + W); }
+  }
+
+  /// acc ⊕= rows r, r + 1, ..., r + N − 1 at lanes l (v: scratch), written out.
+  template <int N>
+  FUSEKIT_FORCEINLINE void combine_rows(V& acc, V& v, int r, std::int64_t l) const {
+    if constexpr (N > 0) {
+      load_row(v, r, l);
+      vector_combine<Op, E>(acc, v);
+      combine_rows<N - 1>(acc, v, r + 1, l);
+    }
+  }
+
+  /// The lanes past the last whole vector of a full tile, one by one.
+  FUSEKIT_FORCEINLINE void tail_columns() const {
     for (std::int64_t l = c0 / W * W; l < c0; ++l) {
       Acc a = value(0, l);
       for (int r = 1; r < Rows; ++r) { a = scalar_combine<Op>(a, value(r, l)); }
       lane[l] = a;
     }
-  };
+  }
+};
+
+/// lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(Rows − 1, l), row r for
+/// l < count(r) only (count non-increasing), in vectors of `Bytes` bytes.
+/// `access` is the tile's tile_access (detail/reduce/source.hpp): it prefetches
+/// the rows to come, and reads arrays.
+template <int Bytes, int Rows, class Op, class Acc, class Count, class Value, class Access>
+FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
+  using tile = column_tile<Bytes, Rows, Op, Acc, Value, Access>;
+  using V = typename tile::V;
+  using T = typename tile::T;
+  constexpr int W = tile::W;
+  std::int64_t const c0 = count(0);
+  tile const t{lane, value, access, c0};
   if (count(Rows - 1) == c0) {  // every row as long as the first: a full tile
     if constexpr (std::is_same_v<T, Acc> || widened_load_v<T, Acc>) {
       // An array of Acc, or of a narrower T widened: row after row, in
       // address order, so the tile streams in as a plain read loop reads an
-      // array (the hardware
-      // prefetcher follows one stream; the loop prefetches each line 8 KiB
-      // ahead into L2 and 2 KiB ahead into L1), while each vector of lanes
-      // goes through L1: loaded, combined with its row, stored. 8 rows per
-      // vector of lanes in registers (below) read a tile as 8 interleaved
-      // streams: about 80% of a plain read loop's bandwidth on 2 cores past
-      // the caches, where this reaches 90–93% with the L1 prefetch alone and
-      // 96–99% with both (2^26 floats, in the same process; level, at 93–96%,
-      // when the memory is at its fastest). Float into double went 8 rows at
-      // a time until 2026-12-04, its lanes twice its input's width: 64–80%
-      // of the read loop where row by row reaches 101–109% (Xeon VM).
+      // array (the hardware prefetcher follows one stream; the loop prefetches
+      // each line prefetch_far_bytes ahead into L2 and prefetch_ahead_bytes
+      // ahead into L1), while each vector of lanes goes through L1: loaded,
+      // combined with its row, stored. 8 rows per vector of lanes in
+      // registers (below) would read a tile as 8 interleaved streams, which
+      // the hardware prefetchers follow less well (docs/performance.md).
       std::int64_t const body = c0 / W * W;
       constexpr std::int64_t ahead = cpu_stream_tuning::prefetch_ahead_bytes / element_bytes_v<T, Acc>;
       constexpr std::int64_t far = cpu_stream_tuning::prefetch_far_bytes / element_bytes_v<T, Acc>;
@@ -135,28 +184,15 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
       // double, 16 bytes a vector, two load slots per 4 values).
       constexpr int group = 64 / (W * element_bytes_v<T, Acc>) > 1 ? 64 / (W * element_bytes_v<T, Acc>) : 1;
       std::int64_t const grouped = body / (group * W) * (group * W);
-      auto const row_pass = [&](int r) __attribute__((always_inline)) {
-        auto const step = [&](std::int64_t l) __attribute__((always_inline)) {
-          V v;
-          load_row(v, r, l);
-          if (r > 0) {
-            V acc;
-            get_lanes<Bytes>(acc, lanes + l);
-            vector_combine<Op, E>(acc, v);
-            v = acc;
-          }
-          put_lanes<Bytes>(lanes + l, v);
-        };
+      for (int r = 0; r < Rows; ++r) {
         for (std::int64_t l = 0; l < grouped; l += group * W) {
           access.prefetch_far(r * c0 + l + far, group * W);
           access.prefetch(r * c0 + l + ahead, group * W);
-          unrolled(
-              std::make_integer_sequence<int, group>{}, [&](int q) __attribute__((always_inline)) { step(l + q * W); });
+          t.template row_vectors<group>(r, l);
         }
-        for (std::int64_t l = grouped; l < body; l += W) { step(l); }
-      };
-      for (int r = 0; r < Rows; ++r) { row_pass(r); }
-      tail_columns();
+        for (std::int64_t l = grouped; l < body; l += W) { t.row_vector(r, l); }
+      }
+      t.tail_columns();
     } else {
       // A source read value by value (an array converted into Acc otherwise
       // than widened): rows in batches of 8, a vector of lanes loaded once,
@@ -169,21 +205,17 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
           access.prefetch((r0 + 2 * batch) * c0 + batch * l, batch * W);
           V acc, v;
           if (r0 == 0) {
-            load_row(acc, 0, l);
+            t.load_row(acc, 0, l);
           } else {
-            get_lanes<Bytes>(acc, lanes + l);
-            load_row(v, r0, l);
-            vector_combine<Op, E>(acc, v);
+            get_lanes<Bytes>(acc, t.lanes() + l);
+            t.load_row(v, r0, l);
+            vector_combine<Op, typename tile::E>(acc, v);
           }
-          unrolled(
-              std::make_integer_sequence<int, batch - 1>{}, [&](int q) __attribute__((always_inline)) {
-                load_row(v, r0 + 1 + q, l);
-                vector_combine<Op, E>(acc, v);
-              });
-          put_lanes<Bytes>(lanes + l, acc);
+          t.template combine_rows<batch - 1>(acc, v, r0 + 1, l);
+          put_lanes<Bytes>(t.lanes() + l, acc);
         }
       }
-      tail_columns();
+      t.tail_columns();
     }
     return;
   }
@@ -194,10 +226,10 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
     std::int64_t const body = c / W * W;
     for (std::int64_t l = 0; l < body; l += W) {
       V acc, v;
-      get_lanes<Bytes>(acc, lanes + l);
-      load_row(v, r, l);
-      vector_combine<Op, E>(acc, v);
-      put_lanes<Bytes>(lanes + l, acc);
+      get_lanes<Bytes>(acc, t.lanes() + l);
+      t.load_row(v, r, l);
+      vector_combine<Op, typename tile::E>(acc, v);
+      put_lanes<Bytes>(t.lanes() + l, acc);
     }
     for (std::int64_t l = body; l < c; ++l) { lane[l] = scalar_combine<Op>(lane[l], value(r, l)); }
   }
@@ -230,16 +262,18 @@ FUSEKIT_FORCEINLINE void host_combine_pairs(Acc* lane, std::int64_t pairs, std::
 /// its code can be inspected (tests/codegen/check_host_tree.cmake).
 #if defined(__x86_64__)
 template <int Rows, class Op, class Acc, class Count, class Value, class Access>
-__attribute__((target("avx2,fma"), noinline)) inline void host_column_reduce_avx2(Acc* lane, const Count& count,
-                                                                                  const Value& value,
-                                                                                  const Access& access) {
+__attribute__((target("avx2,fma"), noinline, flatten)) inline void host_column_reduce_avx2(Acc* lane,
+                                                                                           const Count& count,
+                                                                                           const Value& value,
+                                                                                           const Access& access) {
   host_column_reduce<32, Rows, Op>(lane, count, value, access);
 }
 
 /// host_combine_pairs in 32-byte vectors, compiled for AVX2 (as above).
 template <class Op, class Acc>
-__attribute__((target("avx2,fma"), noinline)) inline void host_combine_pairs_avx2(Acc* lane, std::int64_t pairs,
-                                                                                  std::int64_t s) {
+__attribute__((target("avx2,fma"), noinline, flatten)) inline void host_combine_pairs_avx2(Acc* lane,
+                                                                                           std::int64_t pairs,
+                                                                                           std::int64_t s) {
   host_combine_pairs<32, Op>(lane, pairs, s);
 }
 #endif

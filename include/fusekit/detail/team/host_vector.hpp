@@ -47,10 +47,15 @@ struct host_vector {
 // compiled for AVX changes the ABI (and gcc says so, -Wpsabi).
 
 /// `v` through an empty asm, in a vector register: the optimizer cannot see
-/// through it, so an operation on it is the one written, alone.
+/// through it, so an operation on it is the one written, alone. Clang checks
+/// an asm operand's size against the ISA of the function that holds the asm
+/// (a 32-byte operand needs AVX there, whatever the caller's target), so under
+/// Clang the barrier is empty and vector_combine's addition is kept as written
+/// by `#pragma clang fp` instead.
 template <class V>
-FUSEKIT_FORCEINLINE void vector_barrier(V& v) {
-#if defined(__x86_64__)
+FUSEKIT_FORCEINLINE void vector_barrier([[maybe_unused]] V& v) {
+#if defined(__clang__)
+#elif defined(__x86_64__)
   __asm__("" : "+x"(v));
 #else
   __asm__("" : "+w"(v));
@@ -69,7 +74,12 @@ FUSEKIT_FORCEINLINE void vector_combine(V& acc, V& b) {
       vector_barrier(acc);
       vector_barrier(b);
     }
-    acc = acc + b;
+    {
+#if defined(__clang__)
+#pragma clang fp reassociate(off) contract(off)
+#endif
+      acc = acc + b;
+    }
   } else if constexpr (std::is_floating_point_v<E>) {
     using F = float_bits<E>;
     typedef typename F::type lanes __attribute__((vector_size(sizeof(V))));
