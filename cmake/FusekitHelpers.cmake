@@ -20,6 +20,13 @@ function(fusekit_add_gtest name)
   target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_SUFFIX "${ARG_SUFFIX}" PROPERTIES LABELS "${ARG_LABELS}")
+  fusekit_test_program(${name})
+endfunction()
+
+# fusekit_test_program(TARGET): a program the `test` workflow runs, built by
+# the target fusekit_tests (the build preset "test" builds only that).
+function(fusekit_test_program target)
+  set_property(GLOBAL APPEND PROPERTY FUSEKIT_TEST_PROGRAMS ${target})
 endfunction()
 
 # GoogleTest and Google Benchmark: the installed packages, or, when

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
-# Debian or Ubuntu: CMake, GoogleTest, Google Benchmark, Open MPI, Python 3,
+# Debian or Ubuntu: CMake, Ninja, GoogleTest, Google Benchmark, Open MPI, Python 3,
 # clang-format 14; NumPy, Numba and matplotlib for bench/compare.py, and with
 # --peers JAX and numexpr too.
 # Does nothing when they are already there.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)  # the presets' generator
 command -v python3 >/dev/null || need+=(python3)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
@@ -39,6 +40,11 @@ fi
 # large download, so only with --peers (the bench preset's users; CI needs none).
 if [ "${1:-}" = "--peers" ] && ! python3 -c "import jax, numexpr" >/dev/null 2>&1; then
   python3 -m pip install -q jax numexpr >/dev/null 2>&1 || echo "note: jax/numexpr not installed; bench/compare.py will skip those peers"
+fi
+# CCCL's own CMake package (the nvidia-cuda-cccl wheel): ctest's CPU-only consumer
+# configured where the CUDA toolkit cannot be found takes CCCL from it.
+if ! python3 -c "import importlib.util as u, glob; s = u.find_spec('nvidia'); raise SystemExit(not (s and any(glob.glob(d + '/cu*/cccl/lib/cmake/cccl') for d in s.submodule_search_locations)))" >/dev/null 2>&1; then
+  python3 -m pip install -q nvidia-cuda-cccl >/dev/null 2>&1 || echo "note: nvidia-cuda-cccl not installed; the toolkit-less consumer test takes the toolkit's CCCL package"
 fi
 # matplotlib draws bench/compare.py --plot (optional: without it --plot says so and draws nothing).
 if ! python3 -c "import matplotlib" >/dev/null 2>&1; then

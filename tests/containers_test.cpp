@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace {
@@ -57,6 +60,49 @@ TEST(Containers, TransformReduceTakesContainers) {
   EXPECT_EQ(fusekit::transform_reduce(fusekit::cpu{}, fusekit::reduce_algorithm::deterministic,
                                       fusekit::accumulate_in<double>{}, fusekit::weigh{}, a, span<const double>(b)),
             want);
+}
+
+// Every entry point that takes a 1-D range takes containers: reduce (any op),
+// transform_reduce_sum and the unfused layer, against references computed
+// another way.
+TEST(Containers, ReduceTransformReduceSumAndTheUnfusedLayerTakeContainers) {
+  std::vector<std::int32_t> ints(70001);
+  std::uint32_t state = 7u;
+  for (auto& v : ints) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<std::int32_t>(state >> 1) - (1 << 30);
+  }
+  std::int32_t lo = 0;
+  fusekit::reduce(fusekit::cpu{}, ints, &lo, fusekit::minimum{}, std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(lo, *std::min_element(ints.begin(), ints.end()));
+  // xor: associative and commutative, not idempotent (a value combined twice cancels).
+  auto const xor_op = [](std::int64_t a, std::int64_t b) { return a ^ b; };
+  std::int64_t want_xor = 0x5a5a;
+  for (std::int32_t v : ints) { want_xor ^= v; }
+  for (fusekit::reduce_algorithm a : {fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+    std::int64_t got = 0;
+    fusekit::reduce(fusekit::cpu{}, ints, &got, xor_op, std::int64_t{0x5a5a}, a);
+    EXPECT_EQ(got, want_xor) << fusekit::to_string(a);
+  }
+  // Small integers in double: every product and partial sum exact.
+  std::vector<double> a(30011), b(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<double>(i % 17) - 8.0;
+    b[i] = static_cast<double>(i % 5) + 1.0;
+  }
+  double want_dot = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) { want_dot += a[i] * b[i]; }
+  double dot = 1.0;
+  fusekit::transform_reduce_sum(fusekit::cpu{}, &dot, fusekit::reduce_algorithm::deterministic, fusekit::weigh{}, a, b);
+  EXPECT_EQ(dot, want_dot);
+  auto const grey = fusekit::test::make_greyscales<std::uint8_t>(4099, 9);
+  auto const w = fusekit::test::make_weights<float>(grey.size(), 10);
+  std::vector<float> want(grey.size()), out(grey.size());
+  fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const std::uint8_t>(grey), span<const float>(w),
+                                span<float>(want));
+  fusekit::hidden_layer_unfused(fusekit::cpu{}, grey, w, out);
+  EXPECT_EQ(out, want);
+  for (std::size_t i = 0; i < grey.size(); ++i) { EXPECT_NEAR(out[i], std::tanh(grey[i] / 255.0 * w[i]), 1e-6) << i; }
 }
 
 // Empty containers: no data() is asked of them (thrust's is &front(), which

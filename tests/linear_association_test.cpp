@@ -66,9 +66,30 @@ TEST(LinearAssociation, OptionsAreKeptAndShapesChecked) {
   } catch (const fusekit::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("outputs (N) is 0"), std::string::npos) << e.what();
   }
-  // Y with the wrong number of columns: fit's own check, naming Y or W.
-  std::vector<float> Y3(3 * 5, 1.0f);
-  EXPECT_THROW(net.fit(cmatrix<float>(X.data(), 5, 3), cmatrix<float>(Y3.data(), 5, 3)), fusekit::invalid_argument);
+  // X or Y (Y_hat) of another shape than the model's: the message names what
+  // the user gave and the model's L and N, never the model's own W, and W is
+  // left as it was.
+  auto const expect_message = [](const auto& call, const std::string& text) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted; expected: " << text;
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("W "), std::string::npos) << e.what();
+    }
+  };
+  std::vector<float> const W_before(net.weights().data_handle(), net.weights().data_handle() + 6);
+  std::vector<float> Y3(3 * 5, 1.0f), X4(4 * 5, 1.0f);
+  expect_message([&] { net.fit(cmatrix<float>(X.data(), 5, 3), cmatrix<float>(Y3.data(), 5, 3)); },
+                 "fusekit::linear_association::fit: Y has 3 columns but the model has N = 2 outputs "
+                 "(it was built as linear_association(3, 2))");
+  expect_message([&] { net.fit(cmatrix<float>(X4.data(), 5, 4), cmatrix<float>(Y.data(), 5, 2)); },
+                 "fit: X has 4 columns but the model has L = 3 inputs");
+  expect_message([&] { net.predict(cmatrix<float>(X4.data(), 5, 4), fusekit::matrix<float>(Y.data(), 5, 2)); },
+                 "predict: X has 4 columns but the model has L = 3 inputs");
+  expect_message([&] { net.predict(cmatrix<float>(X.data(), 5, 3), fusekit::matrix<float>(Y3.data(), 5, 3)); },
+                 "predict: Y_hat has 3 columns but the model has N = 2 outputs");
+  EXPECT_EQ(std::vector<float>(net.weights().data_handle(), net.weights().data_handle() + 6), W_before);
 }
 
 // The model leads with the method for real data: its default options are

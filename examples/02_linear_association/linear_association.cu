@@ -104,10 +104,7 @@ int main(int argc, char** argv) {
     // A long fit reports where it stands: here every 4000 iterations (CPU), or
     // at each host check (GPU).
     opt.progress_every = 4000;
-    opt.progress = [](const fusekit::fit_progress& now) {
-      std::printf("    ... %lld iterations, %lld outputs running, worst gradT.grad %.2e\n",
-                  static_cast<long long>(now.iteration), static_cast<long long>(now.running), now.worst_grad_norm2);
-    };
+    opt.progress = [](const fusekit::fit_progress& now) { std::printf("    ... %s\n", now.text().c_str()); };
     std::vector<double> W(N * L), Y_hat(K * N);
     auto const t0 = std::chrono::steady_clock::now();
     fusekit::fit_report report;

@@ -123,4 +123,14 @@ void hidden_layer_unfused(const Policy& policy, ::cuda::std::span<G> grey, ::cud
   }
 }
 
+/// `hidden_layer_unfused` over containers as well as spans (see the container `transform`).
+template <
+    class Policy, class GR, class WR, class OutR,
+    std::enable_if_t<detail::is_container_v<GR> || detail::is_container_v<WR> || detail::is_container_v<OutR>, int> = 0>
+void hidden_layer_unfused(const Policy& policy, GR&& grey, WR&& w, OutR&& out, float scale = 255.0f) {
+  if constexpr (detail::memory_usable<Policy, GR, WR, OutR>()) {
+    hidden_layer_unfused(policy, detail::const_view_of(grey), detail::const_view_of(w), detail::view_of(out), scale);
+  }
+}
+
 }  // namespace fusekit

@@ -61,7 +61,11 @@ class linear_association {
 
   /// Trains W on X (K × L) and Y (K × N) with `options()`, on `policy` (same
   /// kind as the model's, e.g. another stream); returns and keeps the report.
+  /// \throws fusekit::invalid_argument when X has not L columns or Y not N,
+  ///         naming the model's L and N (W untouched), or as `fusekit::fit` throws
   fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y) {
+    expect_columns("fit", "X", X.extent(1), "inputs", "L", inputs_);
+    expect_columns("fit", "Y", Y.extent(1), "outputs", "N", outputs_);
     report_ = fusekit::fit(policy, X, Y, matrix<T>(weights_.data(), outputs_, inputs_), options_);
     return report_;
   }
@@ -72,7 +76,11 @@ class linear_association {
   fit_report fit(matrix<const T> X, matrix<const T> Y) { return fit(policy_, X, Y); }
 
   /// Y_hat (K × N) = X Wᵀ on `policy`.
+  /// \throws fusekit::invalid_argument when X has not L columns or Y_hat not N,
+  ///         naming the model's L and N, or as `fusekit::predict` throws
   void predict(const Policy& policy, matrix<const T> X, matrix<T> Y_hat) const {
+    expect_columns("predict", "X", X.extent(1), "inputs", "L", inputs_);
+    expect_columns("predict", "Y_hat", Y_hat.extent(1), "outputs", "N", outputs_);
     fusekit::predict(policy, X, weights(), Y_hat);
   }
   /// Y_hat (K × N) = X Wᵀ on the model's own policy.
@@ -96,6 +104,16 @@ class linear_association {
     FUSEKIT_EXPECTS(v >= 1, std::string("fusekit::linear_association: ") + name + " is " + std::to_string(v) +
                                 "; it must be at least 1");
     return v;
+  }
+
+  /// `name` (given to `function`) has `want` columns: the model's L or N,
+  /// named as the user built the model (its W is the model's own, never named).
+  void expect_columns(const char* function, const char* name, std::int64_t given, const char* what, const char* symbol,
+                      std::int64_t want) const {
+    FUSEKIT_EXPECTS(given == want, std::string("fusekit::linear_association::") + function + ": " + name + " has " +
+                                       std::to_string(given) + " columns but the model has " + symbol + " = " +
+                                       std::to_string(want) + " " + what + " (it was built as linear_association(" +
+                                       std::to_string(inputs_) + ", " + std::to_string(outputs_) + "))");
   }
 
   Policy policy_;

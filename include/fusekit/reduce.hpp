@@ -168,6 +168,20 @@ Acc sum(const Policy& policy, R&& in, reduce_algorithm algorithm = reduce_algori
   }
 }
 
+/// `reduce` over containers as well as spans (see the container `transform`
+/// for the memory rule).
+///
+///     std::vector<float> x(n);
+///     float lo;
+///     fusekit::reduce(fusekit::cpu{}, x, &lo, fusekit::minimum{}, INFINITY);
+template <class Policy, class R, class Acc, class Op, std::enable_if_t<detail::is_container_v<R>, int> = 0>
+void reduce(const Policy& policy, R&& in, Acc* out, Op op, Acc init,
+            reduce_algorithm algorithm = reduce_algorithm::deterministic) {
+  if constexpr (detail::memory_usable<Policy, R>()) {
+    reduce(policy, detail::const_view_of(in), out, op, init, algorithm);
+  }
+}
+
 /// Writes Σ op(ins[i]...) to *out in one pass (no intermediate array), with the
 /// same algorithms as `reduce_sum`.
 ///
@@ -181,6 +195,16 @@ void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algor
   detail::check_transform_accumulator<Acc>();
   if constexpr (detail::policy_usable<detail::transform_reduce_sum_tag, Policy>()) {
     run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
+  }
+}
+
+/// `transform_reduce_sum` over containers as well as spans (see the container
+/// `transform` for the memory rule).
+template <class Policy, class Acc, class Op, class... InR,
+          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
+void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algorithm, Op op, InR&&... ins) {
+  if constexpr (detail::memory_usable<Policy, InR...>()) {
+    transform_reduce_sum(policy, out, algorithm, op, detail::const_view_of(ins)...);
   }
 }
 

@@ -100,7 +100,10 @@ template <class Policy, class T>
 fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
                const gd_options& options = {}) {
   if constexpr (detail::policy_usable<detail::fit_tag, Policy>()) {
-    return run(detail::fit_tag{}, policy, X, Y, W, options);
+    fit_report report = run(detail::fit_tag{}, policy, X, Y, W, options);
+    report.method = options.method;
+    report.preconditioner = options.preconditioner;
+    return report;
   } else {
     return {};
   }
@@ -162,6 +165,25 @@ void predict(const Policy&, const MX&, const MW&, const MY&) {
   static_assert(detail::always_false_v<MX>,
                 "fusekit::predict reads X, W and Y_hat as row-major contiguous matrices (cuda::std::layout_right); "
                 "copy a strided or column-major view into a fusekit::matrix first");
+}
+
+/// X, Y or W given as something else than a matrix view (a std::vector, a
+/// pointer): a compile error that says how to wrap it.
+template <class Policy, class MX, class MY, class MW, std::enable_if_t<detail::any_not_mdspan_v<MX, MY, MW>, int> = 0>
+fit_report fit(const Policy&, const MX&, const MY&, const MW&, const gd_options& = {}) {
+  static_assert(detail::always_false_v<MX>,
+                "fusekit::fit takes X (K x L), Y (K x N) and W (N x L) as row-major matrix views: wrap a "
+                "std::vector as fusekit::matrix<const double>(X.data(), K, L), and W as "
+                "fusekit::matrix<double>(W.data(), N, L)");
+  return {};
+}
+
+template <class Policy, class MX, class MW, class MY, std::enable_if_t<detail::any_not_mdspan_v<MX, MW, MY>, int> = 0>
+void predict(const Policy&, const MX&, const MW&, const MY&) {
+  static_assert(detail::always_false_v<MX>,
+                "fusekit::predict takes X (K x L), W (N x L) and Y_hat (K x N) as row-major matrix views: wrap a "
+                "std::vector as fusekit::matrix<const double>(X.data(), K, L), and Y_hat as "
+                "fusekit::matrix<double>(Y_hat.data(), K, N)");
 }
 
 }  // namespace fusekit

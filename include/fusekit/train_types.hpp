@@ -21,8 +21,10 @@
 #include <cuda/std/mdspan>
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace fusekit {
@@ -149,13 +151,23 @@ constexpr const char* to_string(fit_path p) {
   return detail::enum_name(names, p);
 }
 
+struct output_report;
+
 /// Where a long fit stands, for `gd_options::progress`: enough for a log
 /// line, or for a callback that throws to stop the fit (the exception
 /// propagates out of `fit`, with W at the iterate reached).
 struct fit_progress {
-  std::int64_t iteration = 0;   ///< iterations done by the outputs still running
+  std::int64_t iteration = 0;   ///< the most iterations any output has done, exactly
   std::int64_t running = 0;     ///< outputs not yet stopped
   double worst_grad_norm2 = 0;  ///< the largest last gradᵀgrad among them (0 when none runs)
+  /// Outputs stopped so far, by status: `ended[static_cast<int>(fit_status::converged)]`, ...
+  std::int64_t ended[4] = {0, 0, 0, 0};
+
+  /// Counts one output: running, or stopped with its report's status.
+  void add(const output_report& output, bool still_running);
+  /// One log line: "626 iterations: 0 running, 3 converged" or "4000
+  /// iterations: 2 running (worst gradᵀgrad 1.20e-03), 1 max_iterations".
+  [[nodiscard]] std::string text() const;
 };
 
 /// What `fit` is asked to do. Every field is checked before anything runs.
@@ -189,6 +201,11 @@ struct gd_options {
   /// `progress_every` iterations, on the GPU at each host check of the cuBLAS
   /// path (every `train_tuning::batch_iterations`) and once at the end of the
   /// single-launch path. Unset: never. It may not call fusekit on the same data.
+  /// The single launch runs every iteration of every output in one kernel,
+  /// with A in shared memory, and the host learns nothing until it ends:
+  /// a report on the way would mean ending the kernel, and reloading A, every
+  /// `progress_every` iterations. (The cuBLAS path, taken where A does not
+  /// fit in a block's shared memory, reports every batch.)
   std::function<void(const fit_progress&)> progress;
   std::int64_t progress_every = 1000;  ///< at least 1; CPU only
   /// Iterative refinement of a Gram fit (the direct one, CGLS, already takes
@@ -242,10 +259,12 @@ struct output_report {
 /// chose. A fit has succeeded when `all_converged()`; the other statuses say
 /// per output why not, and W then holds the iterate the output stopped at.
 struct fit_report {
-  std::vector<output_report> outputs;                      ///< one per row of W
-  double learning_rate = 0;                                ///< the one used
-  gd_formulation formulation = gd_formulation::automatic;  ///< the one used
-  fit_path path = fit_path::cpu;                           ///< the code path it took (`to_string` names it)
+  std::vector<output_report> outputs;                          ///< one per row of W
+  double learning_rate = 0;                                    ///< the one used
+  gd_formulation formulation = gd_formulation::automatic;      ///< the one used
+  fit_path path = fit_path::cpu;                               ///< the code path it took (`to_string` names it)
+  gd_method method = gd_method::plain;                         ///< the update rule used
+  gd_preconditioner preconditioner = gd_preconditioner::none;  ///< the preconditioner used
 
   /// Whether every output converged: the one check most callers need.
   [[nodiscard]] bool all_converged() const {
@@ -260,6 +279,16 @@ struct fit_report {
     for (const auto& o : outputs) { m = o.iterations > m ? o.iterations : m; }
     return m;
   }
+  /// One paragraph for a log: how many outputs ended with each status, and,
+  /// when not every output converged, what to try, from the statuses and the
+  /// method used. For example "1 of 1 outputs max_iterations (plain, 1000000
+  /// iterations). Plain gradient descent needs about κ(XᵀX) iterations: try
+  /// fusekit::gd_options::recommended() (conjugate gradients with the Jacobi
+  /// preconditioner), which reaches the least-squares optimum in at most L
+  /// iterations in exact arithmetic."
+  [[nodiscard]] std::string summary() const;
 };
 
 }  // namespace fusekit
+
+#include <fusekit/detail/train/report_text.hpp>  // fit_progress::text, fit_report::summary

@@ -56,6 +56,14 @@ if(MODE STREQUAL "package")
   run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
   list(APPEND args "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
 endif()
+# CCCL_DIR or CCCL_INCLUDE_DIR: a consumer where the CUDA toolkit cannot be
+# found, with CCCL from its own CMake package in that folder, or its headers.
+if(DEFINED CCCL_DIR)
+  list(APPEND args -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON "-DCCCL_DIR=${CCCL_DIR}")
+endif()
+if(DEFINED CCCL_INCLUDE_DIR)
+  list(APPEND args -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON "-DFUSEKIT_CCCL_INCLUDE_DIR=${CCCL_INCLUDE_DIR}")
+endif()
 # EXPECT_FAILURE: the configure step must fail and print this text (an unknown component).
 if(DEFINED EXPECT_FAILURE)
   execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build" ${args}

@@ -271,7 +271,7 @@ TEST(Mpi, DocumentationSnippets) {
   fusekit::gd_options options;
   {
     // clang-format off
-    // snippet: README.md
+    // snippet: docs/distributed.md
     fusekit::mpi const world{MPI_COMM_WORLD};
     float s = fusekit::sum(world, my_shard, fusekit::reduce_algorithm::deterministic);
     fusekit::fit_report r = fusekit::fit(world, my_X_rows, my_Y_rows, W, options);

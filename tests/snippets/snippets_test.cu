@@ -39,7 +39,7 @@ float readme_quick_start(cudaStream_t stream, span<float> out, span<const std::u
                          span<float> h_out, span<const std::uint8_t> h_grey, span<const float> h_w,
                          span<const float> in, float* d_sum, span<const float> h_in) {
   // clang-format off
-  // snippet: README.md
+  // snippet: docs/guide.md
   auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
   fusekit::transform(fusekit::cuda{stream}, out, layer, grey, weights);  // one kernel, async on `stream`
   fusekit::transform(fusekit::cpu{},        h_out, layer, h_grey, h_w);  // the same functor, OpenMP + SIMD
@@ -54,7 +54,7 @@ float readme_quick_start(cudaStream_t stream, span<float> out, span<const std::u
 
 float readme_minimum(cudaStream_t stream, span<const float> in, float* d_lo, span<const float> h_in) {
   // clang-format off
-  // snippet: README.md
+  // snippet: docs/guide.md
   float lo;
   fusekit::reduce(fusekit::cuda{stream}, in, d_lo, fusekit::minimum{}, INFINITY);  // the tree
   fusekit::reduce(fusekit::cpu{}, h_in, &lo, fusekit::minimum{}, INFINITY);        // the same bits
@@ -65,7 +65,7 @@ float readme_minimum(cudaStream_t stream, span<const float> in, float* d_lo, spa
 
 void readme_device_lambda(span<float> out, span<const std::uint8_t> grey, span<const float> w) {
   // clang-format off
-  // snippet: README.md
+  // snippet: docs/guide.md
   auto layer = fusekit::fuse(fusekit::normalize{255.f}, fusekit::weigh{},
                              fusekit::unary([] __device__ (float x) { return x > 0.f ? x : 0.f; }));
   // end snippet
@@ -75,7 +75,7 @@ void readme_device_lambda(span<float> out, span<const std::uint8_t> grey, span<c
 
 float readme_host_data(cudaStream_t stream, std::size_t n, std::vector<float>& out_copy) {
   // clang-format off
-  // snippet: README.md
+  // snippet: docs/host-data.md
   std::vector<std::uint8_t> grey(n);  std::vector<float> w(n), out(n);
   fusekit::hidden_layer(fusekit::cuda{stream}, grey, w, out);    // host in, host out: one call
   float s = fusekit::sum(fusekit::cuda{stream}, w, fusekit::reduce_algorithm::deterministic);  // same bits as on the device
@@ -175,7 +175,7 @@ void train_header(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> 
 
 void train_recommended(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> W) {
   // clang-format off
-  // snippet: README.md
+  // snippet: docs/trainer.md
   fusekit::fit_report r = fusekit::fit(fusekit::cpu{}, X, Y, W, fusekit::gd_options::recommended());
   // end snippet
   // clang-format on

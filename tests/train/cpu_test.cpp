@@ -279,12 +279,19 @@ TEST(FitArguments, Rejected) {
     bad.tolerance = tol;
     expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, bad); }, "tolerance");
   }
+  // The message names the first non-finite value by row and column (X is 10 x 4, Y 10 x 2).
   p.X[17] = NAN;
-  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "X has 1 non-finite");
-  p.X[17] = 0;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "X(4, 1) is NaN (1 value of X not finite)");
+  p.X[39] = INFINITY;
+  p.X[9] = -INFINITY;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "X(2, 1) is -inf (3 values of X not finite)");
+  p.X[9] = p.X[17] = p.X[39] = 0;
   p.Y[3] = -INFINITY;
-  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "Y has 1 non-finite");
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "Y(1, 1) is -inf (1 value of Y not finite)");
   p.Y[3] = 0;
+  p.Y[19] = INFINITY;
+  expect_invalid([&] { fusekit::fit(cpu, X, Y, Wm, o); }, "Y(9, 1) is inf");
+  p.Y[19] = 0;
   expect_invalid([&] { fusekit::fit(cpu, X, Y, fusekit::matrix<double>(p.X.data(), 2, 4), o); }, "W overlaps X");
   gd_options zero_iterations;
   zero_iterations.max_iterations = 0;
@@ -333,13 +340,79 @@ TEST(CpuFit, ProgressReportsTheFitWithoutChangingIt) {
   std::int64_t const most = plain.most_iterations();
   EXPECT_EQ(seen.size(), static_cast<std::size_t>((most + 249) / 250));  // until the last output stops
   for (std::size_t k = 0; k < seen.size(); ++k) {
-    EXPECT_EQ(seen[k].iteration, static_cast<std::int64_t>(250 * (k + 1)));
+    // While an output runs, the iteration is the one every running output has
+    // reached; once none runs, the last output's own count, exactly.
+    EXPECT_EQ(seen[k].iteration, k + 1 < seen.size() ? static_cast<std::int64_t>(250 * (k + 1)) : most);
     if (k > 0) { EXPECT_LE(seen[k].running, seen[k - 1].running); }
     EXPECT_GE(seen[k].worst_grad_norm2, seen[k].running > 0 ? o.tolerance : 0.0);
+    std::int64_t stopped = 0;
+    for (std::int64_t e : seen[k].ended) { stopped += e; }
+    EXPECT_EQ(stopped + seen[k].running, static_cast<std::int64_t>(plain.outputs.size()));
   }
   EXPECT_EQ(seen.back().running, 0);
+  EXPECT_EQ(seen.back().ended[static_cast<int>(fusekit::fit_status::converged)],
+            static_cast<std::int64_t>(plain.outputs.size()));
+  EXPECT_EQ(seen.back().text(), std::to_string(most) + " iterations: 0 running, 5 converged");
   o.progress_every = 0;
   EXPECT_THROW(cpu_fit(p, W_watched, o), fusekit::invalid_argument);
+}
+
+// A fit that runs out of iterations says so in its last progress line, at the
+// budget exactly (one that progress_every does not divide), and its summary
+// says what to try; a fit that converges says that alone.
+TEST(CpuFit, ProgressAndSummaryNameHowTheOutputsEnded) {
+  auto const p = make_problem<double>(300, 60, 3, 23, true, 0.0);
+  gd_options o;  // plain descent: thousands of iterations on 60 correlated (uniform, positive) features
+  o.tolerance = 1e-20;
+  o.max_iterations = 2500;
+  o.progress_every = 1000;
+  std::vector<fusekit::fit_progress> seen;
+  o.progress = [&](const fusekit::fit_progress& now) { seen.push_back(now); };
+  std::vector<double> W;
+  auto const slow = cpu_fit(p, W, o);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].iteration, 1000);
+  EXPECT_EQ(seen[1].iteration, 2000);
+  EXPECT_EQ(seen[2].iteration, 2500);
+  EXPECT_EQ(seen[2].running, 0);
+  EXPECT_EQ(seen[2].ended[static_cast<int>(fusekit::fit_status::max_iterations)], 3);
+  EXPECT_NE(seen[2].text().find("2500 iterations: 0 running, 3 max_iterations"), std::string::npos) << seen[2].text();
+  EXPECT_FALSE(slow.all_converged());
+  EXPECT_EQ(slow.method, fusekit::gd_method::plain);
+  std::string const advice = slow.summary();
+  EXPECT_NE(advice.find("3 of 3 outputs max_iterations"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("gd_options::recommended()"), std::string::npos) << advice;
+
+  auto const fast = cpu_fit(p, W, fusekit::gd_options::recommended());
+  ASSERT_TRUE(fast.all_converged());
+  EXPECT_EQ(fast.method, fusekit::gd_method::conjugate_gradient);
+  EXPECT_EQ(fast.preconditioner, fusekit::gd_preconditioner::jacobi);
+  std::string const done = fast.summary();
+  EXPECT_NE(done.find("3 of 3 outputs converged (conjugate_gradient with jacobi"), std::string::npos) << done;
+  EXPECT_EQ(done.find("try"), std::string::npos) << done;
+
+  // With refinement (recommended() takes one step) the progress goes on from
+  // the fit's iterations, never back, and names the fit's statuses: a
+  // correction's own budget running out is not the fit's.
+  std::vector<fusekit::fit_progress> refined;
+  gd_options watched = fusekit::gd_options::recommended();
+  watched.progress_every = 1;
+  watched.progress = [&](const fusekit::fit_progress& now) { refined.push_back(now); };
+  auto const again = cpu_fit(p, W, watched);
+  ASSERT_TRUE(again.all_converged());
+  ASSERT_GE(refined.size(), 2u);
+  for (std::size_t k = 1; k < refined.size(); ++k) { EXPECT_GE(refined[k].iteration, refined[k - 1].iteration) << k; }
+  for (const auto& now : refined) {
+    EXPECT_EQ(now.ended[static_cast<int>(fusekit::fit_status::max_iterations)], 0) << now.text();
+    EXPECT_EQ(now.ended[static_cast<int>(fusekit::fit_status::stalled)], 0) << now.text();
+  }
+  EXPECT_EQ(refined.back().ended[static_cast<int>(fusekit::fit_status::converged)], 3) << refined.back().text();
+
+  gd_options wild;  // a learning rate far past 2/λmax: the iterates grow without bound
+  wild.learning_rate = 1e6;
+  auto const diverged = cpu_fit(p, W, wild);
+  ASSERT_EQ(diverged.outputs[0].status, fusekit::fit_status::diverged);
+  EXPECT_NE(diverged.summary().find("leave learning_rate unset"), std::string::npos) << diverged.summary();
 }
 
 // Small CG fits run on the calling thread (README, "Under load"): K·L·(L + N)

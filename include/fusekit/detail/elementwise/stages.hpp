@@ -48,7 +48,9 @@ FUSEKIT_HD constexpr int stage_arity() {
     constexpr bool binary = std::is_invocable_v<const S&, V, V>;
     static_assert(unary || binary,
                   "fusekit::fuse: a stage must be callable with the running value (unary) or with the "
-                  "running value and the next input (binary)");
+                  "running value and the next input (binary); a __device__ lambda, which the host cannot "
+                  "call to find out, goes in fusekit::unary([] __device__ (float x) { ... }) or "
+                  "fusekit::binary([] __device__ (float x, float y) { ... })");
     static_assert(!(unary && binary),
                   "fusekit::fuse: this stage is callable with one and with two arguments; declare "
                   "`static constexpr int arity = 1;` or `= 2;` in it");

@@ -55,9 +55,30 @@ inline void expect_written_apart(const char* f, const named_range& written, cons
   expect_disjoint(f, written, b);
 }
 
+/// The first non-finite value of a view and its index (−1: none).
+template <class T>
+struct first_non_finite {
+  std::int64_t index = -1;
+  T value{};
+};
+
+/// first_non_finite of host memory.
+template <class T>
+first_non_finite<T> host_first_non_finite(const T* values, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_finite(values[i])) { return {static_cast<std::int64_t>(i), values[i]}; }
+  }
+  return {};
+}
+
+/// The same where the values may be in device memory: copied back a slice at
+/// a time on the policy's stream (detail/train/cuda.cuh; an error path only).
+template <class T>
+first_non_finite<T> device_first_non_finite(const cuda& policy, ::cuda::std::span<const T> values);
+
 /// Counts the non-finite values of a view with the policy's own deterministic
 /// sum: its backend's one-pass transform_reduce, called directly, whose
-/// backend the caller has included.
+/// backend the caller has included; `locate` finds the first one.
 template <class Policy>
 struct non_finite_counter {
   const Policy& policy;
@@ -66,16 +87,41 @@ struct non_finite_counter {
     return run(transform_reduce_tag{}, policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{},
                count_non_finite{}, values);
   }
+  template <class T>
+  first_non_finite<T> locate(::cuda::std::span<const T> values) const {
+    if constexpr (std::is_same_v<Policy, cuda>) {
+      return device_first_non_finite(policy, values);
+    } else {
+      return host_first_non_finite(values.data(), values.size());
+    }
+  }
 };
 
-/// Every value of m finite; `count` counts the non-finite ones (non_finite_counter, or a backend's own).
+/// "NaN", "inf" or "-inf".
+template <class T>
+const char* non_finite_name(T x) {
+  return is_nan(x) ? "NaN" : x < T(0) ? "-inf" : "inf";
+}
+
+/// Every value of m finite; `count` counts the non-finite ones and `locate`s
+/// the first (non_finite_counter, or a backend's own). The message names it:
+/// "fusekit::fit: X(17, 3) is NaN (2 values of X not finite); every value must be finite".
 template <class M, class Count>
-void expect_finite(const char* function, const char* name, const M& m, const Count& count) {
+void expect_finite(const char* function, const char* name, const M& m, const Count& count, const char* what = "") {
   using T = std::remove_cv_t<typename M::element_type>;
-  std::int64_t const bad =
-      count(::cuda::std::span<const T>(m.data_handle(), static_cast<std::size_t>(matrix_elements(function, name, m))));
-  FUSEKIT_EXPECTS(bad == 0, std::string(function) + ": " + name + " has " + std::to_string(bad) +
-                                " non-finite values; every value must be finite");
+  ::cuda::std::span<const T> const values(m.data_handle(),
+                                          static_cast<std::size_t>(matrix_elements(function, name, m)));
+  std::int64_t const bad = count(values);
+  if (bad == 0) { return; }
+  first_non_finite<T> const first = count.locate(values);
+  std::string where = std::string(name) + what + " has a value that is not finite";
+  if (first.index >= 0) {
+    auto const cols = static_cast<std::int64_t>(m.extent(1));
+    where = std::string(name) + "(" + std::to_string(first.index / cols) + ", " + std::to_string(first.index % cols) +
+            ")" + what + " is " + non_finite_name(first.value);
+  }
+  FUSEKIT_EXPECTS(false, std::string(function) + ": " + where + " (" + std::to_string(bad) + " value" +
+                             (bad == 1 ? "" : "s") + " of " + name + " not finite); every value must be finite");
 }
 
 template <class T>
@@ -179,7 +225,7 @@ void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_optio
   expect_finite(f, "X", X, count);
   expect_finite(f, "Y", Y, count);
   if (o.init == gd_init::warm_start) {
-    expect_finite(f, "W (the warm start)", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), count);
+    expect_finite(f, "W", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), count, ", the warm start,");
   }
 }
 

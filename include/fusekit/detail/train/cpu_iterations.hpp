@@ -102,14 +102,7 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
     }
     done += budget;
     fit_progress now;
-    now.iteration = done < o.max_iterations ? done : o.max_iterations;
-    for (const auto& out : outputs) {
-      if (out.state.running) {
-        ++now.running;
-        now.worst_grad_norm2 =
-            out.state.report.grad_norm2 > now.worst_grad_norm2 ? out.state.report.grad_norm2 : now.worst_grad_norm2;
-      }
-    }
+    for (const auto& out : outputs) { now.add(out.state.report, out.state.running); }
     if (o.progress) { o.progress(now); }
     if (now.running == 0) { break; }
   }

@@ -58,7 +58,7 @@ void cpu_refine(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<
   for (std::int64_t step = 0; step < o.refinement_steps && sys.gram; ++step) {
     refinement_plan const plan = plan_refinement(report, o.max_iterations);
     if (plan.budget < 1) { return; }
-    gd_options const c = correction_options(o, plan.budget);
+    gd_options const c = correction_options(o, plan.budget, report);
     std::vector<C> const R = cpu_residual(threads, X, Y, matrix<const C>(W.data_handle(), N, L), plan.outputs);
     matrix<const C> const Rv(R.data(), K, N);
     cpu_gram<C>(threads, X, Rv, nullptr, sys.B);

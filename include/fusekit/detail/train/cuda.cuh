@@ -62,11 +62,29 @@ struct backend_available<predict_tag, cuda> : std::true_type {};
 
 inline namespace train {
 
+template <class T>
+first_non_finite<T> device_first_non_finite(const cuda& policy, ::cuda::std::span<const T> values) {
+  constexpr std::size_t slice = std::size_t{1} << 16;
+  std::vector<T> host(values.size() < slice ? values.size() : slice);
+  for (std::size_t at = 0; at < values.size(); at += slice) {
+    std::size_t const n = values.size() - at < slice ? values.size() - at : slice;
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host.data(), values.data() + at, n * sizeof(T), cudaMemcpyDefault, policy.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+    first_non_finite<T> const first = host_first_non_finite(host.data(), n);
+    if (first.index >= 0) { return {static_cast<std::int64_t>(at) + first.index, first.value}; }
+  }
+  return {};
+}
+
 /// Counts non-finite values on the GPU with the temporaries in `arena`, giving
 /// them back after each count (the fit's own buffers come later).
 struct arena_non_finite_counter {
   const cuda& policy;
   workspace_arena* arena;
+  template <class T>
+  first_non_finite<T> locate(::cuda::std::span<const T> values) const {
+    return device_first_non_finite(policy, values);
+  }
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
     std::size_t const mark = arena->mark();
@@ -185,7 +203,8 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
   report.path = single ? fusekit::fit_path::single_launch : fusekit::fit_path::cublas;
   // Every output's iterations from W_on's start, on the path taken (synchronizes).
-  auto const iterate = [&](matrix<T> W_on, const descent_params<T>& p) {
+  using progress_fn = std::function<void(const fit_progress&)>;
+  auto const iterate = [&](matrix<T> W_on, const descent_params<T>& p, const progress_fn& progress) {
     std::vector<output_report> outputs(static_cast<std::size_t>(N));
     if (single) {
       std::size_t const shared = single_launch_shared_bytes<T>(L);
@@ -198,18 +217,18 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
       FUSEKIT_CUDA_TRY(cudaMemcpyAsync(outputs.data(), buf.reports.get(), outputs.size() * sizeof(output_report),
                                        cudaMemcpyDeviceToHost, stream));
     } else {
-      auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W_on, buf, gram, p, o.progress);
+      auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W_on, buf, gram, p, progress);
       for (std::size_t n = 0; n < states.size(); ++n) { outputs[n] = states[n].report; }
     }
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
-    if (single && o.progress) {  // one launch: the only host check is the end
+    if (single && progress) {  // one launch: the only host check is the end
       fit_progress end;
-      for (const output_report& out : outputs) { end.iteration = std::max(end.iteration, out.iterations); }
-      o.progress(end);
+      for (const output_report& out : outputs) { end.add(out, false); }
+      progress(end);
     }
     return outputs;
   };
-  report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier));
+  report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier), o.progress);
   if (refine) { gpu_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report); }
   return report;
 }
@@ -241,9 +260,7 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
         return gpu_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
                                automatic_path{});
       });
-  // W is written when fit returns: gpu_fit_checked has synchronized, so only a
-  // copy back to host memory waits again.
-  w.write_back(true);
+  w.write_back(true);  // gpu_fit_checked has synchronized: only a copy back to host memory waits again
   return report;
 }
 

@@ -109,15 +109,9 @@ std::vector<descent_state<T>> read_states(const cuda& policy, const fit_buffers<
 
 /// Where the outputs stand after `done` iterations, for `gd_options::progress`.
 template <class T>
-fit_progress progress_of(const std::vector<descent_state<T>>& states, std::int64_t done) {
+fit_progress progress_of(const std::vector<descent_state<T>>& states) {
   fit_progress now;
-  now.iteration = done;
-  for (const auto& s : states) {
-    if (s.running) {
-      ++now.running;
-      now.worst_grad_norm2 = s.report.grad_norm2 > now.worst_grad_norm2 ? s.report.grad_norm2 : now.worst_grad_norm2;
-    }
-  }
+  for (const auto& s : states) { now.add(s.report, s.running); }
   return now;
 }
 
@@ -186,7 +180,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&running_host, buf.running.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     done += batch;
-    if (progress) { progress(progress_of(read_states(policy, buf, N), done)); }
+    if (progress) { progress(progress_of(read_states(policy, buf, N))); }
   }
   (void)cublas.on(stream);  // off the capture's side stream, which is gone
   return read_states(policy, buf, N);

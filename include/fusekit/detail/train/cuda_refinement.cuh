@@ -85,15 +85,15 @@ void gpu_refine(const cuda& policy, const cublas_context& cublas, const System& 
   for (std::int64_t step = 0; step < o.refinement_steps; ++step) {
     refinement_plan const plan = plan_refinement(report, o.max_iterations);
     if (plan.budget < 1) { return; }
-    gd_options const c = correction_options(o, plan.budget);
+    gd_options const c = correction_options(o, plan.budget, report);
     system.residual(cublas, W.data_handle(), buf.residual.get(), buf.B.get());
     for (std::int64_t n = 0; n < N; ++n) {
       if (plan.outputs[static_cast<std::size_t>(n)] == 0) {
         FUSEKIT_CUDA_TRY(cudaMemsetAsync(buf.B.get() + n * L, 0, static_cast<std::size_t>(L) * sizeof(T), stream));
       }
     }
-    std::vector<output_report> const corrections =
-        iterate(matrix<T>(buf.correction.get(), N, L), make_descent_params<T>(c, learning_rate, floor_multiplier));
+    std::vector<output_report> const corrections = iterate(
+        matrix<T>(buf.correction.get(), N, L), make_descent_params<T>(c, learning_rate, floor_multiplier), c.progress);
     std::vector<T> w(static_cast<std::size_t>(N * L)), d(w.size());
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(w.data(), W.data_handle(), bytes, cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(d.data(), buf.correction.get(), bytes, cudaMemcpyDeviceToHost, stream));

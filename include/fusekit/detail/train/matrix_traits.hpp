@@ -46,12 +46,23 @@ struct is_row_major_matrix<::cuda::std::mdspan<T, E, ::cuda::std::layout_right, 
 template <class... Ms>
 inline constexpr bool all_row_major_v = (is_row_major_matrix<Ms>::value && ...);
 
-/// Whether (R1, R2, Wr) is already the core signature (matrix<const T>, matrix<const T>, matrix<T>).
+/// Whether (R1, R2, Wr) is already the core signature (matrix<const T>, matrix<const T>, matrix<T>);
+/// false, without an error, where Wr is no matrix at all.
+template <class R1, class R2, class Wr, class = void>
+struct is_core_signature : std::false_type {};
 template <class R1, class R2, class Wr>
-inline constexpr bool is_core_signature_v =
-    std::is_same_v<Wr, matrix<typename Wr::element_type>> && !std::is_const_v<typename Wr::element_type> &&
-    std::is_same_v<R1, matrix<const typename Wr::element_type>> &&
-    std::is_same_v<R2, matrix<const typename Wr::element_type>>;
+struct is_core_signature<R1, R2, Wr, std::void_t<typename Wr::element_type>>
+    : std::bool_constant<std::is_same_v<Wr, matrix<typename Wr::element_type>> &&
+                         !std::is_const_v<typename Wr::element_type> &&
+                         std::is_same_v<R1, matrix<const typename Wr::element_type>> &&
+                         std::is_same_v<R2, matrix<const typename Wr::element_type>>> {};
+template <class R1, class R2, class Wr>
+inline constexpr bool is_core_signature_v = is_core_signature<R1, R2, Wr>::value;
+
+/// Whether one of `Ms` is no mdspan at all (a std::vector, a pointer): fit and
+/// predict then say how to wrap it, in one message.
+template <class... Ms>
+inline constexpr bool any_not_mdspan_v = (!is_mdspan<Ms>::value || ...);
 
 template <class U, class M>
 matrix<U> as_matrix(const M& m) {

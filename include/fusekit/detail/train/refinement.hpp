@@ -56,12 +56,27 @@ inline refinement_plan plan_refinement(const fit_report& report, std::int64_t ma
 }
 
 /// The options of a correction's solve: the fit's, from d = 0, within `budget`
-/// iterations, not refined again.
-inline gd_options correction_options(const gd_options& o, std::int64_t budget) {
+/// iterations, not refined again. Its progress is the fit's, seen from the
+/// fit: the iteration goes on from the fit's (a correction's updates count in
+/// the output's iterations), and an output ends with the fit's status (the
+/// outputs a correction still runs are converged ones).
+inline gd_options correction_options(const gd_options& o, std::int64_t budget, const fit_report& fit) {
   gd_options c = o;
   c.init = gd_init::zeros;
   c.max_iterations = budget;
   c.refinement_steps = 0;
+  if (o.progress) {
+    fit_progress before;
+    for (const output_report& out : fit.outputs) { before.add(out, false); }
+    c.progress = [progress = o.progress, before](const fit_progress& now) {
+      fit_progress seen = before;
+      seen.iteration = before.iteration + now.iteration;
+      seen.running = now.running;
+      seen.worst_grad_norm2 = now.worst_grad_norm2;
+      seen.ended[static_cast<int>(fit_status::converged)] -= now.running;
+      progress(seen);
+    };
+  }
   return c;
 }
 
