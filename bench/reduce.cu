@@ -259,6 +259,14 @@ void BM_cpu_std_reduce(benchmark::State& state) {
       state, [](const host_data<T>& data) { return std::reduce(data.x.begin(), data.x.end(), Acc(0)); });
 }
 
+/// A call's own cost: `sum` of 64 floats with `cpu{threads}` (0: OpenMP's
+/// default), where the work is a few nanoseconds. Target: every form at most 0.3 µs.
+void BM_cpu_call_overhead(benchmark::State& state) {
+  std::vector<float> const x(64, 1.0f);
+  fusekit::cpu const policy{static_cast<int>(state.range(0))};
+  for (auto _ : state) { benchmark::DoNotOptimize(fusekit::sum(policy, x)); }
+}
+
 template <class T, class Acc>
 void register_gpu(const std::vector<std::int64_t>& sizes) {
   auto add = [&](const std::string& name, auto fn, std::int64_t max_n) {
@@ -316,6 +324,12 @@ void register_benchmarks() {
     register_gpu<float, double>(gpu_sizes);
     register_gpu<std::int32_t, std::int64_t>(gpu_sizes);
   }
+  benchmark::RegisterBenchmark("cpu/call_overhead/sum_of_64_f32/threads", BM_cpu_call_overhead)
+      ->Unit(benchmark::kMicrosecond)
+      ->Arg(0)
+      ->Arg(1)
+      ->Arg(2)
+      ->Arg(8);
   auto* read = benchmark::RegisterBenchmark("cpu/read/f32", BM_cpu_read)->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (auto n : cpu_sizes) { read->Arg(n); }
   register_cpu<float, float>(cpu_sizes);

@@ -74,12 +74,25 @@ def paired_or_median_pct(b, roof):
     return float("nan")
 
 
+def overhead_table(runs):
+    """'cpu/call_overhead/sum_of_64_f32/threads/2': a call's own cost per cpu{threads} form."""
+    lines = []
+    for b in runs:
+        parts = b["name"].split("/")
+        if len(parts) >= 5 and parts[1] == "call_overhead":
+            form = "cpu{}" if parts[4] == "0" else f"cpu{{{parts[4]}}}"
+            lines.append(f"{form:>10} {micros(b):8.3f} us")
+    if lines:
+        lines.insert(0, "\nA call's own cost: sum of 64 floats (target: at most 0.3 us for every cpu{...} form)")
+    return lines
+
+
 def reduce_table(runs):
     # Names look like "gpu/block_atomic/f32_acc_f64/268435456/manual_time".
     cells, algorithms = {}, {}
     for b in runs:
         parts = b["name"].split("/")
-        if len(parts) < 4 or parts[0] not in ("gpu", "cpu"):
+        if len(parts) < 4 or parts[0] not in ("gpu", "cpu") or parts[1] == "call_overhead":
             continue
         backend, algorithm, dtype, n = parts[0], parts[1], parts[2], int(parts[3])
         algorithms.setdefault(backend, [])
@@ -235,7 +248,7 @@ def main(argv):
     if "train_bench" in runs:
         print("\n".join(train_table(runs["train_bench"])))
     if "reduce_bench" in runs:
-        print("\n".join(reduce_table(runs["reduce_bench"])))
+        print("\n".join(reduce_table(runs["reduce_bench"]) + overhead_table(runs["reduce_bench"])))
         print("\nEach sum: time, bandwidth as % of the read-only kernel (CPU: the read loop run right before"
               "\neach iteration, the median of the repetitions' ratios), |sum - reference| / |reference|.")
     return 0

@@ -30,8 +30,9 @@
 ///   O'Donoghue and Candès, "Adaptive restart for accelerated gradient
 ///   schemes", 2015; gradient and stopping rule at the extrapolated point), or
 ///   `conjugate_gradient`: CG on A w = b (Gram formulation) or CGLS on X
-///   (direct: XᵀX is never formed; CPU only for now), which needs no learning
-///   rate and confirms `converged` on the residual b − A w itself
+///   (direct: XᵀX is never formed; every backend but fusekit::nccl, which
+///   takes the Gram formulation only), which needs no learning rate and
+///   confirms `converged` on the residual b − A w itself
 ///   (detail/train/conjugate_gradient.hpp).
 /// * `preconditioner`: `none`, or `jacobi`, M = diag(XᵀX)⁻¹ (0 for a column of
 ///   zeros, whose weight then stays 0): every feature scaled to unit norm. CG

@@ -67,7 +67,11 @@ inline int cpu_thread_count(const cpu& policy) {
                                            "; it must be 0 (OpenMP's default) or a positive count");
 #if FUSEKIT_HAS_OPENMP
   if (policy.threads == 0) { return omp_get_max_threads(); }
-  int const most = cpu_thread_limit_per_processor * omp_get_num_procs();
+  // At most 4 threads are never clamped (every machine has a processor), so
+  // they ask OpenMP nothing; the processors are counted once, not per call
+  // (omp_get_num_procs reads the affinity mask: about 0.4 µs a call).
+  if (policy.threads <= cpu_thread_limit_per_processor) { return policy.threads; }
+  static int const most = cpu_thread_limit_per_processor * omp_get_num_procs();
   return policy.threads < most ? policy.threads : most;
 #else
   return 1;
