@@ -69,13 +69,13 @@ int main() {
     Y[static_cast<std::size_t>(k)] = y;
   }
   fusekit::linear_association<double> net(L, N);  // gd_options::recommended(): CG with the Jacobi preconditioner
-  fusekit::fit_report const r = net.fit(fusekit::matrix<const double>(X.data(), K, L),
-                                        fusekit::matrix<const double>(Y.data(), K, N));
+  fusekit::fit_report const r =
+      net.fit(fusekit::matrix<const double>(X.data(), K, L), fusekit::matrix<const double>(Y.data(), K, N));
   std::printf("fit: %s\n", r.summary().c_str());
   for (std::int64_t l = 0; l < L; ++l) {
     double const rel = std::fabs(net.weights()(0, l) - W_true[l]) / std::fabs(W_true[l]);
-    std::printf("  w[%lld] = %.12g (true %.12g, relative error %.1e)\n", static_cast<long long>(l),
-                net.weights()(0, l), W_true[l], rel);
+    std::printf("  w[%lld] = %.12g (true %.12g, relative error %.1e)\n", static_cast<long long>(l), net.weights()(0, l),
+                W_true[l], rel);
     ok = ok && rel < 1e-8;
   }
   ok = ok && r.all_converged();

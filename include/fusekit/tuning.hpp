@@ -95,7 +95,8 @@ struct reduce_launch {
 
 /// The CPU backend's streaming loops (`transform` and `hidden_layer` with
 /// `fusekit::cpu`, and the deterministic tree's column pass): fixed constants,
-/// measured on a 2-core Zen 3 VM (README, Performance). Past the caches a loop
+/// each chosen by measurement (docs/performance.md, "Measurements behind the
+/// code"). Past the caches a loop
 /// is as fast as the memory only when its loads are in flight early enough;
 /// the fused layer's arithmetic fills the core's reorder window, so the loops
 /// read their inputs ahead themselves. (None of this changes a result bit.)
@@ -118,10 +119,7 @@ struct cpu_stream_tuning {
   /// past the caches (non-temporal stores, detail/core/stream_store.hpp): an
   /// output this large does not stay in a last-level cache beside its inputs
   /// (32 MiB: a Zen 3 core complex's L3), and a plain store would first read
-  /// every line it writes. The fused layer at 2^23 and 10^7 floats went from
-  /// 72 to 87% and from 81 to 96% of a copy loop that moves the same bytes;
-  /// at 2^22 (16 MiB written), 69 and 67%: level (2-core Xeon VM, the same
-  /// loop with plain and with stream stores, 15 pairs each, 2026-12-04).
+  /// every line it writes (below the threshold the two stores were level).
   static constexpr std::int64_t stream_stores_from_bytes = std::int64_t{32} << 20;
 };
 

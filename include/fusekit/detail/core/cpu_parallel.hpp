@@ -54,9 +54,9 @@ inline constexpr std::int64_t cpu_parallel_threshold = 1 << 15;
 
 /// A conjugate-gradient fit of less work than this in all (K·L·(L + N) for
 /// the Gram matrix and N·L³ for the iterations: a few milliseconds) runs on
-/// the calling thread: on 2 cores a team saved nothing there, and with a busy
-/// process beside it a descheduled thread cost 6–24 ms at the 90th percentile
-/// (detail/train/cpu.hpp).
+/// the calling thread: a team saves nothing there, and with a busy process
+/// beside it one descheduled thread stalls the whole call (detail/train/cpu.hpp;
+/// the measurement is in docs/performance.md).
 inline constexpr std::int64_t cpu_small_fit_work = std::int64_t{1} << 22;
 
 /// The threads a CPU call uses: OpenMP's default for 0, else `threads` up to 4
@@ -91,9 +91,8 @@ inline bool cpu_has_avx2_fma() {
 #if FUSEKIT_CPU_DISPATCH
 // `flatten`: f, and all it calls, inlined here, so compiled for AVX2. Its own
 // always_inline is not enough: nvcc's front end drops attributes on lambdas,
-// and in a .cu file a loop past gcc's inlining limits was compiled out of line
-// for the baseline ISA (the transform loop with stream stores: the fused layer
-// ran 3x slower than in a .cpp file; codegen.cpu_dispatch_inlined).
+// and in a .cu file a loop past gcc's inlining limits would be compiled out of
+// line for the baseline ISA (codegen.cpu_dispatch_inlined checks it is not).
 template <class F>
 FUSEKIT_TARGET_AVX2 __attribute__((flatten)) auto call_avx2(const F& f) {
   return f();

@@ -19,7 +19,6 @@
 ///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
 ///   fusing or regrouping, the rows two batches on prefetched; a tile of
 ///   integers summed into 64 bits, one exact sum (detail/reduce/cpu_exact_tiles.hpp).
-///   At 2^26 values on 2 cores: 102–125% of a read loop's bandwidth (README).
 ///   Sources that compute (transform_reduce) run on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
 

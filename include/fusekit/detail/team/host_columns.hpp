@@ -52,8 +52,7 @@ inline constexpr std::int64_t element_bytes_v =
 /// v = the Bytes / sizeof(Acc) values of T at p, each converted to Acc. Float
 /// into double in 32 bytes is one `vcvtps2pd` from memory: gcc 12's
 /// __builtin_convertvector there loads two 8-byte halves, converts each and
-/// inserts one into the other, 4 instructions where this is 1 (the widened
-/// row pass went from 101% to 107% of the read loop at 2^26, Xeon VM).
+/// inserts one into the other, 4 instructions where this is 1.
 template <int Bytes, class Acc, class T, class V>
 FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
   using VT = typename host_vector<T, Bytes / static_cast<int>(sizeof(Acc) / sizeof(T))>::unaligned;

@@ -88,7 +88,7 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   descent_params<C> const p = make_descent_params<C>(o, report.learning_rate, sys.floor_multiplier);
   // Outputs in parallel only when one iteration over all of them is work enough:
   // a team for a small fit costs more than it saves, and on a busy machine one
-  // descheduled thread stalls the whole call (a (9, 9, 9) fit took 24 ms instead of 0.65).
+  // descheduled thread stalls the whole call (docs/performance.md).
   bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_parallel_threshold;
   compute_weights<C, T> weights(W);
   std::int64_t const rows_size = gram ? 0 : X.extent(0);
