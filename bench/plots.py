@@ -2,15 +2,20 @@
 """The figures of `bench/compare.py --plot`, drawn from the same JSON as the
 tables, as PNG and SVG into the results folder:
 
-* <backend>_hidden_layer_bandwidth: GB/s against n for fusekit's fused and
-  unfused layer, the copy roofline and each peer;
+* <backend>_hidden_layer: the hidden-layer table's measures against n: fusekit's
+  layer as % of the in-run copy loop (paired, as the table's "of copy"), and
+  the time of fusekit and of each peer;
 * <backend>_sum_error: relative error against n for each sum algorithm (float);
 * <backend>_train_time: time to tolerance for the trainer, fusekit and peers,
   per problem shape.
 
 Needs matplotlib (optional: without it, nothing is drawn and a line says so).
 """
+import argparse
 import pathlib
+import sys
+
+import summarize
 
 
 def _series(runs, backend, keep):
@@ -66,23 +71,49 @@ def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train
         return []
     written = []
     for backend in ("cpu", "gpu"):
-        # Hidden layer: GB/s against n.
-        def layer(parts, b):
-            if "bytes_per_second" not in b:
+        # Hidden layer: the table's two measures, side by side. Left, fusekit's
+        # layer as % of the copy loop (paired where the bench measured it, as
+        # the table's "of copy" column); right, the time of fusekit and of each
+        # peer (the table's time columns).
+        def pct_of_copy(parts, b):
+            if parts[1] not in ("fused", "unfused") or parts[2] != "f32" or len(parts) < 4:
                 return None
-            if parts[1] == "copy":
-                return "copy (roofline)", int(parts[2]), b["bytes_per_second"] / 1e9
-            if parts[1] in ("fused", "unfused") and parts[2] == "f32":
-                return f"fusekit {parts[1]}", int(parts[3]), b["bytes_per_second"] / 1e9
-            if len(parts) >= 4 and parts[2] == "f32" and parts[1] not in ("fused", "unfused"):
-                return parts[1], int(parts[3]), b["bytes_per_second"] / 1e9
-            return None
-        series = _series(elementwise + peers_layer, backend, layer)
-        if series:
-            written += _line_plot(plt, folder, f"{backend}_hidden_layer_bandwidth", series,
-                                  lambda label: "-o" if label.startswith("fusekit") else ("--" if "copy" in label else ":s"),
-                                  "n (elements)", "GB/s (minimum traffic)",
-                                  f"Hidden layer tanh((grey/255)·w), float32, {backend.upper()}", log_y=False)
+            n = int(parts[3])
+            roof = copies.get((backend, n))
+            pct = summarize.paired_or_median_pct(b, roof)
+            return (None if pct != pct else (f"fusekit {parts[1]}", n, pct))
+        copies = {(p[0], int(p[2])): b for b in elementwise for p in [b["name"].split("/")]
+                  if len(p) >= 3 and p[1] == "copy"}
+        pct_series = _series(elementwise, backend, pct_of_copy)
+
+        def layer_time(parts, b):
+            if len(parts) < 4 or parts[2] != "f32" or parts[1] in ("copy", "unfused"):
+                return None
+            label = "fusekit fused" if parts[1] == "fused" else parts[1]
+            return label, int(parts[3]), summarize.micros(b) / 1e3
+        time_series = _series(elementwise + peers_layer, backend, layer_time)
+        if pct_series or time_series:
+            fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+            for label, points in sorted(pct_series.items()):
+                left.plot([p[0] for p in points], [p[1] for p in points], "-o", label=label)
+            left.axhline(100, color="grey", linestyle="--", label="copy loop (100%)")
+            left.set_xscale("log")
+            left.set_xlabel("n (elements)")
+            left.set_ylabel("% of the copy loop's bandwidth (minimum traffic)")
+            left.set_title("fusekit's layer against the in-run copy")
+            left.legend(fontsize=7)
+            for label, points in sorted(time_series.items()):
+                right.plot([p[0] for p in points], [p[1] for p in points],
+                           "-o" if label.startswith("fusekit") else ":s", label=label)
+            right.set_xscale("log")
+            right.set_yscale("log")
+            right.set_xlabel("n (elements)")
+            right.set_ylabel("time (ms)")
+            right.set_title("time: fusekit and the peers")
+            right.legend(fontsize=7)
+            fig.suptitle(f"Hidden layer tanh((grey/255)·w), float32, {backend.upper()}")
+            written += _save(fig, folder, f"{backend}_hidden_layer")
+            plt.close(fig)
 
         # Sums: relative error against n, float input in float.
         def err(prefix):
@@ -124,3 +155,22 @@ def draw(folder, elementwise, reduce, train, peers_layer, peers_sum, peers_train
             written += _save(fig, folder, f"{backend}_train_time")
             plt.close(fig)
     return written
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        description="Draws the benchmark figures (PNG and SVG) from a results folder's JSON into that folder; "
+                    "bench/compare.py RESULTS_DIR --plot does the same after its tables. Needs matplotlib.")
+    parser.add_argument("results", help="a folder with elementwise_bench.json, reduce_bench.json, train_bench.json "
+                                        "and the peers' JSON (any of them)")
+    args = parser.parse_args(argv[1:])
+    folder = pathlib.Path(args.results)
+    from compare import load  # the same reading of each file as the tables'
+    names = ("elementwise_bench", "reduce_bench", "train_bench", "peer_hidden_layer", "peer_sum", "peer_train")
+    for path in draw(folder, *(load(folder / f"{name}.json") for name in names)):
+        print("drew", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
