@@ -99,10 +99,13 @@ void BM_cpu_copy(benchmark::State& state) {
 // A CPU task (`bytes` of traffic per call) timed right after a copy of n
 // floats, in every iteration (pct_of_copy_paired; bench_util.cuh, paired_roofline).
 template <class Task>
-void cpu_copy_paired_iterations(benchmark::State& state, double bytes, const Task& task) {
+void cpu_copy_paired_iterations(benchmark::State& state, double bytes, fusekit::bench::buffers task_buffers,
+                                const Task& task) {
   std::int64_t const n = state.range(0);
   std::vector<float> copy_in(n, 1.0f), copy_out(n);
-  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n));
+  std::size_t const floats = static_cast<std::size_t>(n) * sizeof(float);
+  fusekit::bench::paired_roofline copy(8.0 * static_cast<double>(n),
+                                       {{copy_in.data(), floats}, {copy_out.data(), floats}}, std::move(task_buffers));
   double seconds = 0;
   for (auto _ : state) {
     copy.run(state, [&] { copy_all(copy_in.data(), copy_out.data(), n); });
@@ -122,14 +125,17 @@ void BM_cpu_layer(benchmark::State& state) {
     grey[i] = static_cast<G>(fusekit::bench::greyscale_at(static_cast<std::uint64_t>(i)));
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
   }
-  cpu_copy_paired_iterations(state, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)), [&] {
-    if constexpr (Fused) {
-      fusekit::hidden_layer(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
-    } else {
-      fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
-    }
-    fusekit::bench::keep(out.data());
-  });
+  std::size_t const un = static_cast<std::size_t>(n);
+  cpu_copy_paired_iterations(
+      state, static_cast<double>(n) * (sizeof(G) + 2 * sizeof(float)),
+      {{grey.data(), un * sizeof(G)}, {w.data(), un * 4}, {out.data(), un * 4}}, [&] {
+        if constexpr (Fused) {
+          fusekit::hidden_layer(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
+        } else {
+          fusekit::hidden_layer_unfused(fusekit::cpu{}, span<const G>(grey), span<const float>(w), span<float>(out));
+        }
+        fusekit::bench::keep(out.data());
+      });
 }
 
 // The layer's two parts alone, for where its time goes (README, Performance):
@@ -144,7 +150,15 @@ void BM_cpu_part(benchmark::State& state) {
     w[i] = fusekit::bench::weight_at(static_cast<std::uint64_t>(i));
     x[i] = grey[i] / 255.0f * w[i];
   }
-  cpu_copy_paired_iterations(state, static_cast<double>(n) * (Tanh ? 8.0 : 12.0), [&] {
+  std::size_t const bytes = static_cast<std::size_t>(n) * sizeof(float);
+  fusekit::bench::buffers touched{{out.data(), bytes}};
+  if (Tanh) {
+    touched.push_back({x.data(), bytes});
+  } else {
+    touched.push_back({grey.data(), bytes});
+    touched.push_back({w.data(), bytes});
+  }
+  cpu_copy_paired_iterations(state, static_cast<double>(n) * (Tanh ? 8.0 : 12.0), std::move(touched), [&] {
     if constexpr (Tanh) {
       fusekit::transform(fusekit::cpu{}, span<float>(out), fusekit::tanh_activate{}, span<const float>(x));
     } else {

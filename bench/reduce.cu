@@ -229,7 +229,8 @@ void cpu_sum_iterations(benchmark::State& state, const Sum& sum) {
   std::int64_t const n = state.range(0);
   auto const& data = cpu_data<T>(n);
   const float* const floats = cpu_data<float>(n).x.data();
-  fusekit::bench::paired_roofline read(4.0 * static_cast<double>(n));
+  fusekit::bench::paired_roofline read(4.0 * static_cast<double>(n), {{floats, static_cast<std::size_t>(n) * 4}},
+                                       {{data.x.data(), static_cast<std::size_t>(n) * sizeof(T)}});
   double seconds = 0;
   Acc result{};
   for (auto _ : state) {

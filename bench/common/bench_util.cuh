@@ -259,24 +259,55 @@ class host_timer {
   std::chrono::steady_clock::time_point start_;
 };
 
+/// Host buffers, as (address, bytes).
+using buffers = std::vector<std::pair<const void*, std::size_t>>;
+
+/// Evicts every byte of `b` from every cache level (one clflush per 64-byte
+/// line, then a fence; `dc civac` on AArch64), so that the next pass over
+/// them reads memory: a pass timed after it is not flattered by data that an
+/// earlier pass left in a cache, whatever the last-level cache's size.
+inline void evict_from_caches(const buffers& b) {
+  for (const auto& [p, bytes] : b) {
+    const char* const c = static_cast<const char*>(p);
+    for (std::size_t i = 0; i < bytes; i += 64) {
+#if defined(__x86_64__)
+      __builtin_ia32_clflush(c + i);
+#elif defined(__aarch64__)
+      __asm__ volatile("dc civac, %0" : : "r"(c + i) : "memory");
+#endif
+    }
+  }
+#if defined(__x86_64__)
+  __builtin_ia32_mfence();
+#elif defined(__aarch64__)
+  __asm__ volatile("dsb ish" : : : "memory");
+#endif
+}
+
 /// A roofline paired with a task: `run` times the roofline (the copy or read
 /// loop) right before an iteration of the task, with the benchmark's clock
 /// paused, and adds up its seconds. Where the memory bandwidth drifts (a VM's
 /// by up to 2x within an hour), the ratio of the two totals compares the task
 /// with the roofline over the same seconds, which medians of repetitions
-/// taken minutes apart do not.
+/// taken minutes apart do not. Both start cold: the roofline's buffers are
+/// evicted from the caches before it runs, and the task's before the task
+/// runs (clock paused), so neither is flattered by what a cache kept.
 class paired_roofline {
  public:
-  /// `bytes`: what one run of the roofline moves.
-  explicit paired_roofline(double bytes) : bytes_(bytes) {}
+  /// `bytes`: what one run of the roofline moves; `roof_buffers` and
+  /// `task_buffers`: what the roofline and the task read and write.
+  paired_roofline(double bytes, buffers roof_buffers, buffers task_buffers)
+      : bytes_(bytes), roof_buffers_(std::move(roof_buffers)), task_buffers_(std::move(task_buffers)) {}
 
   template <class Roof>
   void run(benchmark::State& state, const Roof& roof) {
     state.PauseTiming();
+    evict_from_caches(roof_buffers_);
     {
       host_timer const timer(seconds_);
       roof();
     }
+    evict_from_caches(task_buffers_);
     state.ResumeTiming();
   }
 
@@ -290,6 +321,8 @@ class paired_roofline {
 
  private:
   double bytes_;
+  buffers roof_buffers_;
+  buffers task_buffers_;
   double seconds_ = 0;
 };
 
