@@ -74,6 +74,20 @@ def paired_or_median_pct(b, roof):
     return float("nan")
 
 
+def spread_warnings(runs, limit=10.0):
+    """A line per benchmark whose in-run roofline spread (roofline_spread_pct:
+    the paired roofline's 75th over its 25th percentile time, minus 1)
+    passes `limit` percent: the machine was busy, or its memory drifted, and
+    the "% of" figures beside it are not to be trusted."""
+    lines = []
+    for b in runs:
+        spread = b.get("roofline_spread_pct")
+        if spread is not None and spread > limit:
+            lines.append(f"WARNING: {b['name']}: the in-run roofline spread {spread:.0f}% (over {limit:.0f}%): "
+                         "another process was running, or the memory drifted; rerun on a quiet machine")
+    return lines
+
+
 def overhead_table(runs):
     """'cpu/call_overhead/sum_of_64_f32/threads/2': a call's own cost per cpu{threads} form."""
     lines = []
@@ -251,6 +265,9 @@ def main(argv):
         print("\n".join(reduce_table(runs["reduce_bench"]) + overhead_table(runs["reduce_bench"])))
         print("\nEach sum: time, bandwidth as % of the read-only kernel (CPU: the read loop run right before"
               "\neach iteration, the median of the repetitions' ratios), |sum - reference| / |reference|.")
+    warnings = [w for name in ("elementwise_bench", "reduce_bench") for w in spread_warnings(runs.get(name, []))]
+    if warnings:
+        print("\n" + "\n".join(warnings))
     return 0
 
 

@@ -303,19 +303,31 @@ class paired_roofline {
   void run(benchmark::State& state, const Roof& roof) {
     state.PauseTiming();
     evict_from_caches(roof_buffers_);
+    double once = 0;
     {
-      host_timer const timer(seconds_);
+      host_timer const timer(once);
       roof();
     }
+    seconds_ += once;
+    runs_.push_back(once);
     evict_from_caches(task_buffers_);
     state.ResumeTiming();
   }
 
   /// Sets "pct_of_<kind>_paired": 100 x the task's bandwidth (`task_bytes` per
-  /// iteration, `task_seconds` in all) over the roofline's in the same iterations.
+  /// iteration, `task_seconds` in all) over the roofline's in the same
+  /// iterations; and "roofline_spread_pct": how far the roofline's own runs
+  /// spread, its 75th percentile time over its 25th, minus 1, in percent
+  /// (summarize.py warns past 10%: the machine was not quiet).
   void report(benchmark::State& state, const std::string& kind, double task_bytes, double task_seconds) const {
     if (seconds_ > 0 && task_seconds > 0) {
       state.counters["pct_of_" + kind + "_paired"] = 100.0 * (task_bytes / task_seconds) / (bytes_ / seconds_);
+    }
+    if (runs_.size() >= 2) {
+      std::vector<double> sorted = runs_;
+      std::sort(sorted.begin(), sorted.end());
+      double const fast = sorted[sorted.size() / 4], slow = sorted[sorted.size() - 1 - sorted.size() / 4];
+      if (fast > 0) { state.counters["roofline_spread_pct"] = 100.0 * (slow / fast - 1.0); }
     }
   }
 
@@ -324,6 +336,7 @@ class paired_roofline {
   buffers roof_buffers_;
   buffers task_buffers_;
   double seconds_ = 0;
+  std::vector<double> runs_;  // each run's seconds
 };
 
 }  // namespace fusekit::bench
