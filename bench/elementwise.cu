@@ -138,7 +138,7 @@ void BM_cpu_layer(benchmark::State& state) {
       });
 }
 
-// The layer's two parts alone, for where its time goes (README, Performance):
+// The layer's two parts alone, for where its time goes (docs/performance.md):
 // normalize and weigh (12 bytes an element: grey and w in, out), and tanh over
 // the layer's own arguments (8 bytes: x in, out).
 template <bool Tanh>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Two rules of fusekit's headers (README, Architecture):
+"""Two rules of fusekit's headers (docs/architecture.md):
 
 * every public header (include/fusekit/*.hpp, *.cuh) is at least 40%
   documentation: comment lines among its non-blank lines;

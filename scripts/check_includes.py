@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks that fusekit's includes point down the layers (README, Architecture):
+"""Checks that fusekit's includes point down the layers (docs/architecture.md):
 
     public headers      include/fusekit/*.hpp, *.cuh: may include anything
     backends            detail/<folder>/cpu*.hpp and mpi*.hpp (host backends) and every

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# The GPU machine's check, as two calls made back to back (README.md, "On a
+# The GPU machine's check, as two calls made back to back (docs/gpu-check.md, "On a
 # GPU machine", gives the exact commands):
 #
 #   --call 1  prepare, test, bench, peer_layer (≤ 6 min): the test verdicts and

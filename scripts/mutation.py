@@ -37,6 +37,7 @@ TESTS = {
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
     "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
     "names": ("tests/names_test.cpp", [], None, 60),
+    "model": ("tests/linear_association_test.cpp", [], None, 300),
     # object files, inspected by a codegen check (ctest codegen.cpu_tree_vectors_without_fma,
     # codegen.cpu_transform_stream_stores)
     "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen:check_host_tree.cmake", 300),
@@ -180,6 +181,23 @@ MUTANTS = [
      "if (any_on_host(ins)) {", ["walk"]),
     ("route-ignores-inputs", "detail/host_data/walk.hpp", "if (!outs_on_device || any_on_host(ins)) {",
      "if (!outs_on_device) {", ["walk"]),
+    # The messages and the progress a user reads (first-hour issue).
+    ("finite-position-row-col-swapped", "detail/train/checks.hpp",
+     "std::to_string(first.index / cols) + \", \" + std::to_string(first.index % cols)",
+     "std::to_string(first.index % cols) + \", \" + std::to_string(first.index / cols)", ["train"]),
+    ("progress-running-counted-as-ended", "detail/train/report_text.hpp", "  if (still_running) {\n",
+     "  if (!still_running) {\n", ["train"]),
+    ("refinement-progress-restarts", "detail/train/refinement.hpp",
+     "seen.iteration = before.iteration + now.iteration;", "seen.iteration = now.iteration;", ["train"]),
+    ("report-method-not-recorded", "train.hpp", "    report.method = options.method;\n", "\n", ["train"]),
+    ("model-columns-unchecked", "linear_association.hpp",
+     '    expect_columns("fit", "X", X.extent(1), "inputs", "L", inputs_);\n', "\n", ["model"]),
+    ("thread-count-unclamped", "detail/core/cpu_parallel.hpp",
+     "if (policy.threads <= cpu_thread_limit_per_processor) { return policy.threads; }",
+     "if (policy.threads >= 1) { return policy.threads; }", ["advreduce"]),
+    ("reduce-container-drops-init", "reduce.hpp",
+     "reduce(policy, detail::const_view_of(in), out, op, init, algorithm);",
+     "reduce(policy, detail::const_view_of(in), out, op, Acc{}, algorithm);", ["containers_ubsan"]),
 ]
 
 

@@ -4,7 +4,7 @@
 /// The elementwise layer's vocabulary: the names of a fuse stage and of a
 /// composition (defined in functors.hpp), and the arity a functor declares.
 /// The argument checks of `transform` (detail/) read these, not the functors,
-/// so that they sit below the functors in the layers (README, Architecture).
+/// so that they sit below the functors in the layers (docs/architecture.md).
 
 #include <type_traits>
 

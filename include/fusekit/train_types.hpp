@@ -37,7 +37,7 @@ namespace fusekit {
 template <class T>
 using matrix = ::cuda::std::mdspan<T, ::cuda::std::dextents<std::int64_t, 2>>;
 
-/// The update rule. README's trainer section compares the three on raw-unit
+/// The update rule. docs/trainer.md compares the three on raw-unit
 /// data: conjugate gradients with `jacobi` is the one to pick for real data.
 enum class gd_method {
   plain,     ///< w ← w − lr·grad: the user's loop, iterate for iterate
@@ -218,7 +218,7 @@ struct gd_options {
   /// iterations as the fit took (and no output passes `max_iterations`); its updates
   /// count in the output's iterations; status and rule stay the fit's. On raw-unit
   /// data one step takes the error of W from κ·rtol to about (κ·rtol)²
-  /// (README, Trainer).
+  /// (docs/trainer.md).
   std::int64_t refinement_steps = 0;
   static constexpr std::int64_t max_refinement_steps = 8;  ///< the most `refinement_steps` takes
 
@@ -231,7 +231,7 @@ struct gd_options {
   /// gradient for L up to a few hundred (1e-14 is not, at L = 256); the
   /// error of W is then about κ·1e-13, κ the condition number of the
   /// features scaled to unit norm, and the refinement takes it to about
-  /// 1e-13 (README, Trainer).
+  /// 1e-13 (docs/trainer.md).
   /// `linear_association`'s default. The fields' own defaults stay the seed's
   /// plain gradient descent.
   static gd_options recommended() {

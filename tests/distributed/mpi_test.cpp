@@ -260,7 +260,7 @@ TEST(Mpi, AFailingCallThrowsMpiErrorWithMpisMessage) {
   MPI_Comm_free(&comm);
 }
 
-// The documentation's snippets (tests/snippets/check_snippets.py finds them in README.md and mpi.hpp).
+// The documentation's snippets (tests/snippets/check_snippets.py finds them in docs/distributed.md and mpi.hpp).
 TEST(Mpi, DocumentationSnippets) {
   std::int64_t const K = 64, L = 3, N = 2;
   auto const p = fusekit::test::make_problem<double>(K, L, N, 4, false, 0.0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks that every snippet region of a test source appears verbatim in the
-file it names (README.md, or a header's /// comment), so the documentation
+file it names (a page of docs/, README.md, or a header's /// comment), so the documentation
 cannot drift from the code the test compiles.
 
     python3 tests/snippets/check_snippets.py SOURCE_ROOT tests/snippets/snippets_test.cu

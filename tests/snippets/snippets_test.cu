@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The documentation's snippets, compiled (and run where a device allows), in
 // the manner of CUB's *_api.cu tests. Each region between "// snippet: FILE"
-// and "// end snippet" appears verbatim in FILE (README.md, or a public
+// and "// end snippet" appears verbatim in FILE (a page of docs/, README.md, or a public
 // header's /// comment); check_snippets.py checks that, so the documentation
 // cannot drift from code that compiles. The variables a snippet uses are
 // parameters of the function around it.

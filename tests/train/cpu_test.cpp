@@ -415,7 +415,7 @@ TEST(CpuFit, ProgressAndSummaryNameHowTheOutputsEnded) {
   EXPECT_NE(diverged.summary().find("leave learning_rate unset"), std::string::npos) << diverged.summary();
 }
 
-// Small CG fits run on the calling thread (README, "Under load"): K·L·(L + N)
+// Small CG fits run on the calling thread (docs/trainer.md, "Under load"): K·L·(L + N)
 // + N·L³ below 2^22; larger ones, and plain and Nesterov descent, keep the
 // caller's policy. Extents whose work passes 2^63 do not overflow the rule.
 TEST(FitPolicy, SmallConjugateGradientFitsRunOnOneThread) {

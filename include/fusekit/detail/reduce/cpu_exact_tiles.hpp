@@ -44,7 +44,7 @@ void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::in
 /// modulo 2^64, as Acc: the tile's value in the tree's order, for an array of
 /// integers (exact_tile_sum). `access` (detail/reduce/source.hpp) reads the
 /// array, and prefetches values narrower than 64 bits as the column pass does
-/// (64-bit ones read faster without: README).
+/// (64-bit ones read faster without: docs/performance.md).
 ///
 /// The array is read in `Bytes`-byte vectors, in address order, as a plain
 /// read loop reads it. 64-bit values add lane by lane. Narrower ones are split

@@ -61,7 +61,7 @@ struct compute_weights {
 /// The policy a fit runs on: a small CG fit on the calling thread alone. Its
 /// work is a few milliseconds, which a team did not speed up, and on a busy
 /// machine each parallel region (the checks, the Gram matrix, the outputs)
-/// waited a scheduler slice for a descheduled thread (README, "Under load").
+/// waited a scheduler slice for a descheduled thread (docs/trainer.md, "Under load").
 /// CG ends in about L iterations, so its work is known: the Gram matrix,
 /// then N·L³. Threads change no bit of a fit.
 inline cpu fit_policy(const cpu& given, const gd_options& o, std::int64_t K, std::int64_t L, std::int64_t N) {

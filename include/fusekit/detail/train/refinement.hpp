@@ -35,7 +35,7 @@ inline bool refines(const output_report& fit) { return fit.status == fit_status:
 /// The outputs a step refines (1 or 0 each), and the budget of its solve:
 /// half the most iterations a refined output has used (the correction's
 /// system is the fit's, and half its iterations take the error of W from
-/// 1.2e-7 to 1e-11 at L = 256 in raw units, a quarter only to 7e-8; README,
+/// 1.2e-7 to 1e-11 at L = 256 in raw units, a quarter only to 7e-8; docs/trainer.md,
 /// Trainer), and at most `max_iterations` less that most, so that no
 /// output's count passes `max_iterations`. 0: nothing to refine.
 struct refinement_plan {
