@@ -167,6 +167,19 @@ TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
     gd_options o;
     o.relative_tolerance = bad;
     expect_rejected(p, o, {"relative_tolerance", "0 (off) or in (0, 1)"});
+    // The same beside tolerance 0 (recommended()'s): the message names the
+    // field that is wrong, relative_tolerance, not the tolerance it switches off.
+    gd_options r = gd_options::recommended();
+    r.relative_tolerance = bad;
+    expect_rejected(p, r, {"relative_tolerance is", "0 (off) or in (0, 1)"});
+  }
+  // A tolerance that is not a number is rejected beside a relative tolerance
+  // too, also under -ffast-math (where NaN == 0.0 may fold to true): the check
+  // reads the bits.
+  for (double bad : {static_cast<double>(NAN), -static_cast<double>(NAN), static_cast<double>(INFINITY), -1e-8}) {
+    gd_options o = gd_options::recommended();
+    o.tolerance = bad;
+    expect_rejected(p, o, {"tolerance is", "positive and finite"});
   }
   {
     gd_options o;

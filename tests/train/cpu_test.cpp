@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -355,6 +356,33 @@ TEST(CpuFit, ProgressReportsTheFitWithoutChangingIt) {
   EXPECT_EQ(seen.back().text(), std::to_string(most) + " iterations: 0 running, 5 converged");
   o.progress_every = 0;
   EXPECT_THROW(cpu_fit(p, W_watched, o), fusekit::invalid_argument);
+}
+
+// A progress callback that throws stops the fit, and W holds the iterate
+// reached, in float as in double (the CPU iterates in double either way, so
+// the float fit's W is the double fit's, rounded), never the values W held
+// before the call.
+TEST(CpuFit, AThrowingProgressCallbackLeavesTheIterateReachedInEveryType) {
+  auto const pd = make_problem<double>(200, 8, 2, 31, true, 0.0);
+  auto const pf = make_problem<float>(200, 8, 2, 31, true, 0.0);
+  problem<double> exact = pd;  // the float data, in double: the same iterates
+  for (std::size_t i = 0; i < pf.X.size(); ++i) { exact.X[i] = pf.X[i]; }
+  for (std::size_t i = 0; i < pf.Y.size(); ++i) { exact.Y[i] = pf.Y[i]; }
+  gd_options o;
+  o.max_iterations = 1000000;
+  o.tolerance = 1e-30;
+  o.progress_every = 100;
+  o.progress = [](const fusekit::fit_progress& now) {
+    if (now.iteration >= 300) { throw std::runtime_error("stop"); }
+  };
+  std::vector<double> Wd(16, 123.0);
+  std::vector<float> Wf(16, 123.0f);
+  EXPECT_THROW(cpu_fit(exact, Wd, o), std::runtime_error);
+  EXPECT_THROW(cpu_fit(pf, Wf, o), std::runtime_error);
+  for (std::size_t i = 0; i < Wf.size(); ++i) {
+    EXPECT_NE(Wd[i], 123.0) << i;
+    EXPECT_EQ(Wf[i], static_cast<float>(Wd[i])) << i;
+  }
 }
 
 // A fit that runs out of iterations says so in its last progress line, at the

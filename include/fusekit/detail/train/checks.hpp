@@ -171,8 +171,16 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                     std::string(f) + ": learning_rate is " + describe_value(*o.learning_rate) +
                         "; it must be positive and finite in " + type + " (or unset for the automatic rate)");
   }
-  bool const relative = is_finite(o.relative_tolerance) && o.relative_tolerance > 0;
-  FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && o.tolerance == 0.0 && !is_nan(o.tolerance)),
+  // relative_tolerance first: tolerance 0 is valid only beside a valid one, so
+  // a wrong relative_tolerance is the error to name.
+  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1,
+                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
+                      "; it must be 0 (off) or in (0, 1)");
+  bool const relative = o.relative_tolerance > 0;
+  // ±0 on the bits: under -ffast-math `tolerance == 0.0` may hold for a NaN,
+  // and a NaN test after it may be folded with the zero it implies.
+  bool const zero = (bit_cast<std::uint64_t>(o.tolerance) << 1) == 0;
+  FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && zero),
                   std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
                       "; it must be positive and finite in " + type +
                       (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
@@ -192,9 +200,6 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
   FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi,
                   std::string(f) + ": preconditioner is " + std::to_string(static_cast<int>(o.preconditioner)) +
                       ", not a gd_preconditioner (none or jacobi)");
-  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1,
-                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
-                      "; it must be 0 (off) or in (0, 1)");
   FUSEKIT_EXPECTS(o.formulation == gd_formulation::automatic || o.formulation == gd_formulation::direct ||
                       o.formulation == gd_formulation::gram,
                   std::string(f) + ": formulation is " + std::to_string(static_cast<int>(o.formulation)) +

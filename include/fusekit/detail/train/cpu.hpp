@@ -33,18 +33,23 @@ struct compute_weights {
       view = matrix<C>(copy.data(), W.extent(0), W.extent(1));
     }
   }
-  /// W rounded from the copy; an output whose weights do not fit in T (finite
-  /// in C, ±inf in T) is not a success: diverged, by the rule non_finite.
+  /// W rounded from the copy (nothing to do where the fit ran in W itself).
+  void write(matrix<T> W) const {
+    if constexpr (!std::is_same_v<C, T>) {
+      for (std::size_t i = 0; i < copy.size(); ++i) { W.data_handle()[i] = static_cast<T>(copy[i]); }
+    } else {
+      (void)W;
+    }
+  }
+  /// write(W); an output whose weights do not fit in T (finite in C, ±inf in
+  /// T) is not a success: diverged, by the rule non_finite.
   void finish(matrix<T> W, fit_report& report) const {
+    write(W);
     if constexpr (!std::is_same_v<C, T>) {
       std::int64_t const N = W.extent(0), L = W.extent(1);
       for (std::int64_t n = 0; n < N; ++n) {
         bool finite = true;
-        for (std::int64_t l = 0; l < L; ++l) {
-          T const v = static_cast<T>(copy[static_cast<std::size_t>(n * L + l)]);
-          W.data_handle()[n * L + l] = v;
-          finite = finite && is_finite(v);
-        }
+        for (std::int64_t l = 0; l < L; ++l) { finite = finite && is_finite(W.data_handle()[n * L + l]); }
         auto& out = report.outputs[static_cast<std::size_t>(n)];
         if (!finite && out.status != fit_status::diverged) {
           out.status = fit_status::diverged;
@@ -92,9 +97,14 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_parallel_threshold;
   compute_weights<C, T> weights(W);
   std::int64_t const rows_size = gram ? 0 : X.extent(0);
-  cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), rows_size, parallel,
-                 cpu_iterate_of<C>(sys, p, X, Y, sum), report);
-  cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
+  try {
+    cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), rows_size, parallel,
+                   cpu_iterate_of<C>(sys, p, X, Y, sum), report);
+    cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
+  } catch (...) {  // a progress callback that throws stops the fit with W at the iterate reached, in every T
+    weights.write(W);
+    throw;
+  }
   weights.finish(W, report);
   return report;
 }
