@@ -160,18 +160,24 @@ TEST(AdversarialFit, CountsAndEnumsOutOfRange) {
   }
   {
     gd_options o;
-    o.preconditioner = static_cast<fusekit::gd_preconditioner>(2);
-    expect_rejected(p, o, {"preconditioner", "2", "none or jacobi"});
+    o.preconditioner = static_cast<fusekit::gd_preconditioner>(3);
+    expect_rejected(p, o, {"preconditioner", "3", "none, jacobi or cholesky"});
+  }
+  for (auto m : {gd_method::plain, gd_method::nesterov}) {  // a full preconditioner is CG's alone
+    gd_options o;
+    o.method = m;
+    o.preconditioner = fusekit::gd_preconditioner::cholesky;
+    expect_rejected(p, o, {"preconditioner cholesky needs method conjugate_gradient", fusekit::to_string(m)});
   }
   for (double bad : {-1e-3, 1.0, 2.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
     gd_options o;
     o.relative_tolerance = bad;
-    expect_rejected(p, o, {"relative_tolerance", "0 (off) or in (0, 1)"});
+    expect_rejected(p, o, {"relative_tolerance", "0 (off) or in [1e-150, 1)"});
     // The same beside tolerance 0 (recommended()'s): the message names the
     // field that is wrong, relative_tolerance, not the tolerance it switches off.
     gd_options r = gd_options::recommended();
     r.relative_tolerance = bad;
-    expect_rejected(p, r, {"relative_tolerance is", "0 (off) or in (0, 1)"});
+    expect_rejected(p, r, {"relative_tolerance is", "0 (off) or in [1e-150, 1)"});
   }
   // A tolerance that is not a number is rejected beside a relative tolerance
   // too, also under -ffast-math (where NaN == 0.0 may fold to true): the check
@@ -264,7 +270,9 @@ TEST(AdversarialFit, RandomOptionsGiveTruthfulStatuses) {
       if (out.status == fit_status::converged) {
         EXPECT_TRUE(finite) << "trial " << trial;
         EXPECT_TRUE(out.rule == stop_rule::tolerance || out.rule == stop_rule::relative_tolerance) << "trial " << trial;
-        if (out.rule == stop_rule::tolerance) { EXPECT_LT(out.grad_norm2, o.tolerance) << "trial " << trial; }
+        if (out.rule == stop_rule::tolerance) {
+          EXPECT_LT(out.grad_norm2, o.tolerance.value_or(fusekit::gd_options::default_tolerance)) << "trial " << trial;
+        }
         if (out.rule == stop_rule::relative_tolerance) { EXPECT_GT(o.relative_tolerance, 0.0) << "trial " << trial; }
       }
       if (out.status == fit_status::diverged) {
@@ -435,7 +443,18 @@ double uniform_start(std::uint64_t i, std::uint64_t seed) {
 }
 
 TEST(AdversarialFit, UniformStartFollowsItsFormula) {
-  auto const p = make_problem<double>(30, 5, 3, 12, false, 0.0);
+  // Targets near the uniform start, so that the one update improves on it and
+  // on W = 0 (an unconverged fit returns the best of them).
+  auto p = make_problem<double>(30, 5, 3, 12, false, 0.0);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    for (std::int64_t k = 0; k < p.K; ++k) {
+      double y = 0.01 * std::cos(static_cast<double>(k + n));
+      for (std::int64_t l = 0; l < p.L; ++l) {
+        y += p.X[k * p.L + l] * uniform_start(static_cast<std::uint64_t>(n * p.L + l), 77);
+      }
+      p.Y[k * p.N + n] = y;
+    }
+  }
   gd_options o;
   o.init = gd_init::uniform;
   o.seed = 77;

@@ -98,13 +98,43 @@ TEST(LinearAssociation, DefaultIsTheRecommendedMethodAndSolvesRawUnitData) {
   auto const p = fusekit::test::make_raw_problem<double>(442, 11, 3, 41, 0.1);
   fusekit::linear_association<double> net(p.L, p.N);
   EXPECT_EQ(net.options().method, fusekit::gd_method::conjugate_gradient);
-  EXPECT_EQ(net.options().preconditioner, fusekit::gd_preconditioner::jacobi);
+  EXPECT_EQ(net.options().preconditioner, fusekit::gd_preconditioner::cholesky);
   EXPECT_EQ(net.options().relative_tolerance, fusekit::gd_options::recommended().relative_tolerance);
   auto const r = net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, p.N));
   ASSERT_TRUE(r.all_converged());
   auto const w = net.weights();
   std::vector<double> const W(w.data_handle(), w.data_handle() + p.N * p.L);
   EXPECT_LE(fusekit::test::relative_error(W, fusekit::test::least_squares_reference(p)), 1e-8);
+}
+
+// scikit-learn's LinearRegression().fit(X, y, sample_weight) on the model:
+// the intercepts are the weighted means' difference, predict adds them, and
+// doubling every weight changes nothing (a weight is that many copies of its row).
+TEST(LinearAssociation, FitsAnInterceptWithSampleWeights) {
+  auto p = fusekit::test::make_problem<double>(300, 4, 2, 43, false, 0.0);
+  double const offset[2] = {5.0, -3.0};
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    for (std::int64_t n = 0; n < 2; ++n) { p.Y[k * 2 + n] += offset[n]; }
+  }
+  std::vector<double> s(static_cast<std::size_t>(p.K));
+  for (std::int64_t k = 0; k < p.K; ++k) { s[k] = 0.5 + static_cast<double>(k % 3); }
+  fusekit::linear_association<double> net(p.L, 2);
+  net.options().fit_intercept = true;
+  auto const r = net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, 2), s);
+  ASSERT_TRUE(r.all_converged()) << r.summary();
+  for (std::int64_t n = 0; n < 2; ++n) { EXPECT_NEAR(net.intercepts()[n], offset[n], 1e-10); }  // Y is exact
+  for (std::int64_t i = 0; i < 2 * p.L; ++i) { EXPECT_NEAR(net.weights().data_handle()[i], p.W_true[i], 1e-10); }
+  std::vector<double> Y_hat(static_cast<std::size_t>(p.K * 2));
+  net.predict(cmatrix<double>(p.X.data(), p.K, p.L), fusekit::matrix<double>(Y_hat.data(), p.K, 2));
+  for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], p.Y[i], 1e-9 * (1 + std::fabs(p.Y[i]))); }
+  std::vector<double> const b = net.intercepts();
+  std::vector<double> twice = s;
+  for (auto& v : twice) { v *= 2; }
+  net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, 2), twice);
+  for (std::int64_t n = 0; n < 2; ++n) { EXPECT_NEAR(net.intercepts()[n], b[n], 1e-12 * (1 + std::fabs(b[n]))); }
+  EXPECT_THROW(
+      net.fit(cmatrix<double>(p.X.data(), p.K, p.L), cmatrix<double>(p.Y.data(), p.K, 2), std::vector<double>(3, 1.0)),
+      fusekit::invalid_argument);  // not one weight per row
 }
 
 }  // namespace

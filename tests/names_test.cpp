@@ -34,6 +34,7 @@ TEST(Names, EveryEnumeratorHasItsOwnSpelling) {
 
   EXPECT_STREQ(to_string(gd_preconditioner::none), "none");
   EXPECT_STREQ(to_string(gd_preconditioner::jacobi), "jacobi");
+  EXPECT_STREQ(to_string(gd_preconditioner::cholesky), "cholesky");
 
   EXPECT_STREQ(to_string(stop_rule::none), "none");
   EXPECT_STREQ(to_string(stop_rule::tolerance), "tolerance");
@@ -76,7 +77,7 @@ TEST(Names, AValueOutsideTheEnumIsUnknown) {
   EXPECT_EQ(name_of<reduce_algorithm>(4), "unknown");
   EXPECT_EQ(name_of<fit_status>(4), "unknown");
   EXPECT_EQ(name_of<gd_method>(3), "unknown");
-  EXPECT_EQ(name_of<gd_preconditioner>(2), "unknown");
+  EXPECT_EQ(name_of<gd_preconditioner>(3), "unknown");
   EXPECT_EQ(name_of<stop_rule>(7), "unknown");
   EXPECT_EQ(name_of<gd_formulation>(3), "unknown");
   EXPECT_EQ(name_of<gd_init>(3), "unknown");

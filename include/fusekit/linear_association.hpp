@@ -11,11 +11,21 @@
 ///     fusekit::linear_association<double> net(L, N);            // W: N × L zeros, on the host
 ///     net.options().max_iterations = 1000;                       // options: gd_options::recommended()
 ///     fusekit::fit_report r = net.fit(X, Y);                     // X: K × L, Y: K × N
-///     net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ
+///     net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ + b
+///     net.options().fit_intercept = true;  net.fit(X, Y, weights);  // sklearn's fit(X, y, sample_weight)
 ///
 ///     fusekit::linear_association<float, fusekit::cuda> gpu_net(L, N, fusekit::gd_options::recommended(),
 ///                                                               fusekit::cuda{stream});
 ///     gpu_net.fit(d_X, d_Y);                                     // device views; include <fusekit/train.cuh>
+///
+/// The model of scikit-learn's LinearRegression and Ridge, on fusekit::cpu:
+/// `options().fit_intercept` fits intercepts b (`intercepts()`, N values that
+/// `predict` adds), `options().ridge` penalizes λ‖W‖² (not b), and
+/// `fit(X, Y, sample_weight)` weighs each row of X as that many copies of it.
+/// They minimize Σ_k s_k ‖y_k − W x_k − b‖² + λ‖W‖_F², on a centred and
+/// weighted copy of the data in double (docs/trainer.md, "Ridge, an intercept
+/// and sample weights"). The GPU model rejects them with a message that says so;
+/// its intercepts stay 0.
 
 #include <fusekit/detail/train/storage.hpp>
 #include <fusekit/detail/core/validate.hpp>
@@ -25,6 +35,7 @@
 #include <fusekit/train_types.hpp>
 
 #include <cstddef>
+#include <iterator>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -64,10 +75,29 @@ class linear_association {
   /// \throws fusekit::invalid_argument when X has not L columns or Y not N,
   ///         naming the model's L and N (W untouched), or as `fusekit::fit` throws
   fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y) {
+    return fit(policy, X, Y, ::cuda::std::span<const T>());
+  }
+  /// Trains with one weight per row of X (K values ≥ 0: any contiguous range,
+  /// e.g. a std::vector<T>), scikit-learn's `fit(X, y, sample_weight)`; an
+  /// intercept with `options().fit_intercept`, ridge with `options().ridge`
+  /// (fusekit::cpu; the GPU rejects them, see fusekit::fit with fit_extras).
+  template <class Weights>
+  fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, const Weights& sample_weight) {
     expect_columns("fit", "X", X.extent(1), "inputs", "L", inputs_);
     expect_columns("fit", "Y", Y.extent(1), "outputs", "N", outputs_);
-    report_ = fusekit::fit(policy, X, Y, matrix<T>(weights_.data(), outputs_, inputs_), options_);
+    ::cuda::std::span<const T> const s(std::data(sample_weight), std::size(sample_weight));
+    matrix<T> const W(weights_.data(), outputs_, inputs_);
+    if constexpr (std::is_same_v<Policy, cpu>) {
+      report_ = fusekit::fit(policy, X, Y, W, options_, fit_extras<T>{s, intercepts_});
+    } else {
+      report_ = fusekit::fit(policy, X, Y, W, options_, fit_extras<T>{s, {}});
+    }
     return report_;
+  }
+  /// `fit(policy, X, Y, sample_weight)` on the model's own policy.
+  template <class Weights>
+  fit_report fit(matrix<const T> X, matrix<const T> Y, const Weights& sample_weight) {
+    return fit(policy_, X, Y, sample_weight);
   }
   /// Trains W on X and Y with `options()`, on the model's own policy. A fit
   /// starts from the W the model holds when `options().init` is
@@ -75,19 +105,26 @@ class linear_association {
   /// report's statuses say, per output, whether W is a solution.
   fit_report fit(matrix<const T> X, matrix<const T> Y) { return fit(policy_, X, Y); }
 
-  /// Y_hat (K × N) = X Wᵀ on `policy`.
+  /// Y_hat (K × N) = X Wᵀ + b on `policy` (b: intercepts(), 0 unless fitted).
   /// \throws fusekit::invalid_argument when X has not L columns or Y_hat not N,
   ///         naming the model's L and N, or as `fusekit::predict` throws
   void predict(const Policy& policy, matrix<const T> X, matrix<T> Y_hat) const {
     expect_columns("predict", "X", X.extent(1), "inputs", "L", inputs_);
     expect_columns("predict", "Y_hat", Y_hat.extent(1), "outputs", "N", outputs_);
-    fusekit::predict(policy, X, weights(), Y_hat);
+    if constexpr (std::is_same_v<Policy, cpu>) {
+      fusekit::predict(policy, X, weights(), ::cuda::std::span<const T>(intercepts_), Y_hat);
+    } else {
+      fusekit::predict(policy, X, weights(), Y_hat);
+    }
   }
-  /// Y_hat (K × N) = X Wᵀ on the model's own policy.
+  /// Y_hat (K × N) = X Wᵀ + b on the model's own policy.
   void predict(matrix<const T> X, matrix<T> Y_hat) const { predict(policy_, X, Y_hat); }
 
   /// W (N × L), in the policy's memory space: row n holds output n's weights.
   [[nodiscard]] matrix<const T> weights() const { return matrix<const T>(weights_.data(), outputs_, inputs_); }
+  /// The intercepts b (N values, on the host): 0 until a fit with
+  /// `options().fit_intercept` sets them; `predict` adds them.
+  [[nodiscard]] const std::vector<T>& intercepts() const { return intercepts_; }
   /// L, the number of inputs (columns of X).
   [[nodiscard]] std::int64_t inputs() const { return inputs_; }
   /// N, the number of outputs (columns of Y).
@@ -121,6 +158,7 @@ class linear_association {
   std::int64_t inputs_;
   std::int64_t outputs_;
   detail::weights_storage<T, Policy> weights_;
+  std::vector<T> intercepts_ = std::vector<T>(static_cast<std::size_t>(outputs_), T(0));
   fit_report report_;
 };
 

@@ -51,7 +51,7 @@
 ///   `relative_tolerance` (‖grad‖_D ≤ rtol·‖Xᵀy‖_D, D = diag(XᵀX): against b,
 ///   as SciPy measures it, rather than the first gradient, so that a warm start
 ///   does not tighten it; in D, so that rescaling a feature does not change it;
-///   with it, `tolerance` may be 0), `max_iterations`, `diverged` (non-finite, or
+///   `tolerance` unset is off beside it), `max_iterations`, `diverged` (non-finite, or
 ///   gradᵀgrad above 10^12 times its first value: within about 40 iterations
 ///   for lr = 3/λmax), `stalled` (at the rounding floor: ‖grad‖ within the bound
 ///   of its own rounding error and no 0.1% progress over `stall_window`
@@ -59,6 +59,8 @@
 ///   progress above the floor is not a stall: it runs to `max_iterations`. Each
 ///   output's report says which rule stopped it (`output_report::rule`).
 ///   Outputs stop independently; every loop is bounded by `max_iterations`.
+///   An output that does not converge ends, on the CPU, at the best of its best
+///   iterate, the iterate reached, its start and W = 0 (by ‖y − Xw‖²).
 /// * `fit` returns a host report, so with `fusekit::cuda` it synchronizes.
 ///
 /// CPU backend: a fit computes in double whatever T is: A, b, the iterates and
@@ -100,10 +102,37 @@ namespace fusekit {
 template <class Policy, class T>
 fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
                const gd_options& options = {}) {
+  return fit(policy, X, Y, W, options, fit_extras<T>{});
+}
+
+/// `fit` with sample weights and intercepts (fit_extras), for
+/// `gd_options::fit_intercept` and weighted or ridge fits, scikit-learn's
+/// LinearRegression and Ridge: minimizes Σ_k s_k ‖y_k − W x_k − b‖² + λ‖W‖_F².
+/// On fusekit::cpu and fusekit::mpi (detail/train/cpu_prepare.hpp): the data
+/// are centred, weighted and extended by copy, in double; on the GPU backends
+/// ridge, an intercept and sample weights are rejected (invalid_argument).
+///
+///     std::vector<double> s(K, 1.0), b(N);
+///     o.fit_intercept = true;  o.ridge = 0.1;
+///     fusekit::fit(fusekit::cpu{}, X, Y, W, o, fusekit::fit_extras<double>{s, b});
+///     fusekit::predict(fusekit::cpu{}, X, W, b, Y_hat);      // X Wᵀ + b
+template <class Policy, class T>
+fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
+               const fit_extras<T>& extras) {
   if constexpr (detail::policy_usable<detail::fit_tag, Policy>()) {
-    fit_report report = run(detail::fit_tag{}, policy, X, Y, W, options);
+    fit_report report;
+    if constexpr (detail::fit_takes_extras<Policy>::value) {
+      report = run(detail::fit_tag{}, policy, X, Y, W, options, extras);
+    } else {
+      detail::expect_no_extras(options, extras);
+      report = run(detail::fit_tag{}, policy, X, Y, W, options);
+    }
     report.method = options.method;
-    report.preconditioner = options.preconditioner;
+    if (options.preconditioner != gd_preconditioner::cholesky) {
+      report.preconditioner = options.preconditioner;
+    } else if (report.preconditioner != gd_preconditioner::cholesky) {
+      report.preconditioner = gd_preconditioner::jacobi;  // where the backend or the shape takes Jacobi in its place
+    }
     return report;
   } else {
     return {};
@@ -121,6 +150,20 @@ template <class Policy, class T>
 void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   if constexpr (detail::policy_usable<detail::predict_tag, Policy>()) {
     run(detail::predict_tag{}, policy, X, W, Y_hat);
+  }
+}
+
+/// Y_hat = X Wᵀ + b: `predict`, then the intercepts b (N values, as `fit`
+/// wrote them with fit_extras) added to every row, on the host (fusekit::cpu).
+template <class T>
+void predict(const cpu& policy, matrix<const T> X, matrix<const T> W, ::cuda::std::span<const T> intercept,
+             matrix<T> Y_hat) {
+  FUSEKIT_EXPECTS(static_cast<std::int64_t>(intercept.size()) == W.extent(0),
+                  "fusekit::predict: intercept has " + std::to_string(intercept.size()) +
+                      " values; it needs one per output (N = " + std::to_string(W.extent(0)) + ")");
+  predict(policy, X, W, Y_hat);
+  for (std::int64_t k = 0; k < Y_hat.extent(0); ++k) {
+    for (std::int64_t n = 0; n < Y_hat.extent(1); ++n) { Y_hat(k, n) = Y_hat(k, n) + intercept[n]; }
   }
 }
 

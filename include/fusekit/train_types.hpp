@@ -4,7 +4,7 @@
 /// The trainer's vocabulary: the matrix view, the options a fit takes and the
 /// report it returns (see train.hpp for `fit` and `predict`).
 ///
-///     fusekit::gd_options o = fusekit::gd_options::recommended();   // CG, Jacobi, relative rule
+///     fusekit::gd_options o = fusekit::gd_options::recommended();   // CG, Cholesky, relative rule
 ///     o.max_iterations = 1000;
 ///     fusekit::fit_report r = fusekit::fit(fusekit::cpu{}, X, Y, W, o);
 ///     for (const fusekit::output_report& out : r.outputs) {
@@ -19,6 +19,7 @@
 #include <fusekit/detail/core/enum_name.hpp>
 
 #include <cuda/std/mdspan>
+#include <cuda/std/span>
 
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +57,14 @@ enum class gd_preconditioner {
   /// descent, w ← w − lr·M·grad with lr = 1/λmax(M^½ XᵀX M^½): the iterates of
   /// plain descent on the scaled features, mapped back.
   jacobi,
+  /// Conjugate gradients only: M = (XᵀX)⁻¹ from a Cholesky factor of the
+  /// Jacobi-scaled Gram matrix (shifted where it is singular to working
+  /// precision; detail/train/cholesky.hpp), so CG ends in a few updates
+  /// whatever κ is, and refinement from X does the rest. Where the fit runs
+  /// on the Gram formulation with L ≤ 2048 on fusekit::cpu and fusekit::mpi;
+  /// elsewhere (the direct formulation, larger L, the GPU backends) it is
+  /// `jacobi`, and fit_report::preconditioner says which ran.
+  cholesky,
 };
 
 /// Which rule ended an output's training (more precise than its status).
@@ -102,38 +111,6 @@ enum class fit_status : int {
   stalled = 3,
 };
 
-/// The status's name: "converged", "max_iterations", "diverged" or "stalled".
-constexpr const char* to_string(fit_status s) {
-  constexpr const char* names[] = {"converged", "max_iterations", "diverged", "stalled"};
-  return detail::enum_name(names, s);
-}
-/// The method's name: "plain", "nesterov" or "conjugate_gradient".
-constexpr const char* to_string(gd_method m) {
-  constexpr const char* names[] = {"plain", "nesterov", "conjugate_gradient"};
-  return detail::enum_name(names, m);
-}
-/// The preconditioner's name: "none" or "jacobi".
-constexpr const char* to_string(gd_preconditioner p) {
-  constexpr const char* names[] = {"none", "jacobi"};
-  return detail::enum_name(names, p);
-}
-/// The rule's name, as the enumerator is spelled.
-constexpr const char* to_string(stop_rule r) {
-  constexpr const char* names[] = {"none",       "tolerance", "relative_tolerance", "max_iterations",
-                                   "non_finite", "growth",    "rounding_floor"};
-  return detail::enum_name(names, r);
-}
-/// The formulation's name: "automatic", "direct" or "gram".
-constexpr const char* to_string(gd_formulation f) {
-  constexpr const char* names[] = {"automatic", "direct", "gram"};
-  return detail::enum_name(names, f);
-}
-/// The start's name: "zeros", "warm_start" or "uniform".
-constexpr const char* to_string(gd_init i) {
-  constexpr const char* names[] = {"zeros", "warm_start", "uniform"};
-  return detail::enum_name(names, i);
-}
-
 /// The code path a fit took (fit_report::path), for logs and benchmarks.
 enum class fit_path {
   cpu,                 ///< fusekit::cpu
@@ -143,13 +120,6 @@ enum class fit_path {
   nccl_single_launch,  ///< fusekit::nccl over the single-launch path
   nccl_cublas,         ///< fusekit::nccl over the cuBLAS path
 };
-
-/// The path's name: "cpu", "single_launch", "cublas", "mpi",
-/// "nccl/single_launch" or "nccl/cublas".
-constexpr const char* to_string(fit_path p) {
-  constexpr const char* names[] = {"cpu", "single_launch", "cublas", "mpi", "nccl/single_launch", "nccl/cublas"};
-  return detail::enum_name(names, p);
-}
 
 struct output_report;
 
@@ -174,18 +144,25 @@ struct fit_progress {
 struct gd_options {
   std::optional<double>
       learning_rate;  ///< positive, finite in T; unset: automatic, 1/λmax(XᵀX) (see train.hpp); CG ignores it
-  /// On gradᵀgrad, per output; positive, finite in T. With a relative_tolerance
-  /// it may be 0: the absolute rule off, which data in raw units want (a
-  /// gradient of features in 10^-3 units can meet 1e-8 at w = 0).
-  double tolerance = 1e-8;
+  /// The absolute rule, on gradᵀgrad per output (in the data's units): positive
+  /// and finite in T, or 0 (off; only beside a relative_tolerance). Unset (the
+  /// default): `default_tolerance` when relative_tolerance is 0, and off when
+  /// a relative_tolerance is set, so that a scikit-learn-style tolerance set
+  /// alone is the only rule (a gradient of features in 10^-3 units can meet
+  /// 1e-8 at w = 0). Set both and either stops the fit.
+  std::optional<double> tolerance;
+  static constexpr double default_tolerance = 1e-8;  ///< the absolute rule when neither tolerance is set
   /// Also stop when ‖grad‖_D ≤ relative_tolerance·‖b‖_D, b = Xᵀy the gradient at
   /// w = 0 and ‖v‖_D² = Σ v_i²/(XᵀX)_ii (a column of zeros left out): the
   /// gradient of the features scaled to unit norm. Against ‖b‖, as SciPy's
   /// solvers measure it: unlike ‖grad₀‖ it does not depend on the start. In D,
   /// whatever the preconditioner: it does not depend on the features' units
   /// (in the plain norm, a feature in 10^4 units hides one in 10^-3 units).
-  /// 0 (the default): off; else in (0, 1).
+  /// 0 (the default): off; else in [min_relative_tolerance, 1).
   double relative_tolerance = 0;
+  /// The smallest relative_tolerance: its square, 1e-300, is still a normal
+  /// double (below it the rule would compare against 0 and never hold).
+  static constexpr double min_relative_tolerance = 1e-150;
   std::int64_t max_iterations = 100000;  ///< at least 1: every loop is bounded by it
   gd_init init = gd_init::zeros;         ///< where every output starts
   std::uint64_t seed = 0;                ///< for gd_init::uniform
@@ -221,28 +198,45 @@ struct gd_options {
   /// (docs/trainer.md).
   std::int64_t refinement_steps = 0;
   static constexpr std::int64_t max_refinement_steps = 8;  ///< the most `refinement_steps` takes
+  /// L2 regularization λ ≥ 0 (finite): minimize Σ_k s_k‖y_k − W x_k − b‖² + λ‖W‖_F²,
+  /// scikit-learn's Ridge(alpha = λ); the intercept is not penalized. CPU and MPI.
+  double ridge = 0;
+  /// Fit an intercept b (N values, written to fit_extras::intercept): the data
+  /// are centred by their (weighted) means first, as scikit-learn does. CPU and MPI.
+  bool fit_intercept = false;
 
   /// The method for real data (features in their own units, correlated,
-  /// with an intercept column): conjugate gradients, the Jacobi
-  /// preconditioner, and the relative tolerance alone (1e-13, no absolute
-  /// rule, so the features' units do not matter), 10^5 iterations at most,
-  /// and one step of refinement.
+  /// ill-conditioned, with an intercept column): conjugate gradients with
+  /// the Cholesky preconditioner (Jacobi where it does not run: see
+  /// gd_preconditioner), the relative tolerance alone (1e-13; `tolerance`
+  /// unset, so the features' units do not matter), 10^5 iterations at most,
+  /// and up to two steps of refinement (a step that changes nothing ends it).
   /// 1e-13 is about 1000 u in double, above the rounding floor of the
-  /// gradient for L up to a few hundred (1e-14 is not, at L = 256); the
-  /// error of W is then about κ·1e-13, κ the condition number of the
-  /// features scaled to unit norm, and the refinement takes it to about
-  /// 1e-13 (docs/trainer.md).
+  /// gradient for L up to a few hundred; the error of W is then about
+  /// κ·1e-13 before refinement, κ the condition number of the features scaled
+  /// to unit norm, and below 1e-8 after it for κ up to about 10^6
+  /// (docs/trainer.md, "Every kind of data").
   /// `linear_association`'s default. The fields' own defaults stay the seed's
   /// plain gradient descent.
   static gd_options recommended() {
     gd_options o;
     o.method = gd_method::conjugate_gradient;
-    o.preconditioner = gd_preconditioner::jacobi;
+    o.preconditioner = gd_preconditioner::cholesky;
     o.relative_tolerance = 1e-13;
-    o.tolerance = 0;
-    o.refinement_steps = 1;
+    o.refinement_steps = 2;
     return o;
   }
+};
+
+/// What a fit takes and gives beside X, Y and W (fusekit::fit's last
+/// argument; CPU and MPI): per-row sample weights, and the intercepts.
+template <class T>
+struct fit_extras {
+  /// K weights s_k ≥ 0, finite (this process's rows); empty: all 1. A weight
+  /// counts as that many copies of its row, as in scikit-learn.
+  ::cuda::std::span<const T> sample_weight{};
+  /// N values, written: b with gd_options::fit_intercept, else 0; empty: not written.
+  ::cuda::std::span<T> intercept{};
 };
 
 /// How one output (one row of W) trained. The status says whether its row of
@@ -257,14 +251,16 @@ struct output_report {
 
 /// What `fit` returns, on the host: one report per output and what the fit
 /// chose. A fit has succeeded when `all_converged()`; the other statuses say
-/// per output why not, and W then holds the iterate the output stopped at.
+/// per output why not. W then holds, on the CPU and MPI, the best of the best
+/// iterate seen, the iterate reached, the start and W = 0 by the residual
+/// ‖y − Xw‖² (docs/trainer.md, "W on every status"); on the GPU, the iterate reached.
 struct fit_report {
   std::vector<output_report> outputs;                          ///< one per row of W
   double learning_rate = 0;                                    ///< the one used
   gd_formulation formulation = gd_formulation::automatic;      ///< the one used
   fit_path path = fit_path::cpu;                               ///< the code path it took (`to_string` names it)
   gd_method method = gd_method::plain;                         ///< the update rule used
-  gd_preconditioner preconditioner = gd_preconditioner::none;  ///< the preconditioner used
+  gd_preconditioner preconditioner = gd_preconditioner::none;  ///< the preconditioner that ran
 
   /// Whether every output converged: the one check most callers need.
   [[nodiscard]] bool all_converged() const {
@@ -291,4 +287,5 @@ struct fit_report {
 
 }  // namespace fusekit
 
+#include <fusekit/detail/train/enum_names.hpp>   // to_string of every enum above
 #include <fusekit/detail/train/report_text.hpp>  // fit_progress::text, fit_report::summary

@@ -236,6 +236,34 @@ TEST(Mpi, ConjugateGradientMatchesTheSingleProcessFit) {
   }
 }
 
+// Ridge, an intercept and sample weights across ranks: the weighted means
+// and the ridge's rows (rank 0's) give the single-process fit's answer.
+TEST(Mpi, RidgeInterceptAndWeightsMatchTheSingleProcessFit) {
+  std::int64_t const K = 2001, L = 6, N = 2;
+  auto const p = fusekit::test::make_raw_problem<double>(K, L, N, 8, 0.2);
+  std::vector<double> s(static_cast<std::size_t>(K));
+  for (std::int64_t k = 0; k < K; ++k) { s[k] = static_cast<double>(k % 5) / 2.0; }
+  std::mt19937 rng(13);
+  auto const pieces = spread(K, rng);
+  auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  cm const X(p.X.data() + mine.offset * L, mine.size, L), Y(p.Y.data() + mine.offset * N, mine.size, N);
+  fusekit::gd_options o = fusekit::gd_options::recommended();
+  o.ridge = 0.3;
+  o.fit_intercept = true;
+  std::vector<double> W(N * L), W1(N * L), b(N), b1(N);
+  ::cuda::std::span<const double> const my_weights(s.data() + mine.offset, static_cast<std::size_t>(mine.size));
+  auto const r = fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, m(W.data(), N, L), o,
+                              fusekit::fit_extras<double>{my_weights, b});
+  auto const r1 = fusekit::fit(fusekit::cpu{}, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W1.data(), N, L), o,
+                               fusekit::fit_extras<double>{s, b1});
+  EXPECT_TRUE(r.all_converged() && r1.all_converged());
+  EXPECT_TRUE(same_on_every_rank(W, r));
+  for (std::size_t i = 0; i < W.size(); ++i) { EXPECT_NEAR(W[i], W1[i], 1e-10 * (1 + std::fabs(W1[i]))) << i; }
+  for (std::int64_t n = 0; n < N; ++n) { EXPECT_NEAR(b[n], b1[n], 1e-10 * (1 + std::fabs(b1[n]))) << n; }
+}
+
 // A failing MPI call throws fusekit::mpi_error with MPI's code and string and
 // the call, once the communicator returns errors instead of aborting.
 TEST(Mpi, AFailingCallThrowsMpiErrorWithMpisMessage) {
@@ -364,6 +392,9 @@ TEST(Mpi, ArgumentsThatDifferAcrossRanksThrowOnEveryRank) {
     expect_disagreement("tolerance", fit_with(f, [](fusekit::gd_options& o) { o.tolerance = 1e-3; }));
     expect_disagreement("max_iterations", fit_with(f, [](fusekit::gd_options& o) { o.max_iterations = 7; }));
     expect_disagreement("method", fit_with(f, [](fusekit::gd_options& o) { o.method = fusekit::gd_method::nesterov; }));
+    expect_disagreement("refinement_steps", fit_with(f, [](fusekit::gd_options& o) { o.refinement_steps = 2; }));
+    expect_disagreement("ridge", fit_with(f, [](fusekit::gd_options& o) { o.ridge = 0.5; }));
+    expect_disagreement("fit_intercept", fit_with(f, [](fusekit::gd_options& o) { o.fit_intercept = true; }));
     expect_disagreement("progress (set or not)",
                         fit_with(f, [](fusekit::gd_options& o) { o.progress = [](const fusekit::fit_progress&) {}; }));
   }

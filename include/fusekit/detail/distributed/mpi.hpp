@@ -188,7 +188,8 @@ void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const
 }
 
 template <class T>
-fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+               const fit_extras<T>& extras = {}) {
   const char* const f = "fusekit::fit";
   MPI_Comm const comm = policy.comm;
   expect_communicator(comm);
@@ -197,7 +198,12 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
   add_options(key, o);
   cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
-  collective_check(comm, key, [&] { check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true); });
+  key.add("sample weights (given or not)", !extras.sample_weight.empty())
+      .add("intercept (given or not)", !extras.intercept.empty());
+  collective_check(comm, key, [&] {
+    check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true);
+    check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{local});
+  });
   // L and N agree, and some rank has rows.
   std::int64_t const mine[3] = {X.extent(0), X.extent(1), Y.extent(1)};
   std::vector<std::int64_t> shapes(3 * static_cast<std::size_t>(ranks));
@@ -227,9 +233,13 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
       }
     };
   }
-  fit_report report = cpu_fit_checked(
-      local, X, Y, W, collective, K,
-      [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); }, false);
+  fit_report report = cpu_fit_with_extras(
+      local, X, Y, W, collective, extras, K,
+      [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
+      [&](double* values, std::int64_t count) {
+        FUSEKIT_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, comm));
+      },
+      mpi_rank(comm) == 0, false);
   report.path = fusekit::fit_path::mpi;
   return report;
 }
@@ -240,5 +250,11 @@ void run(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, m
 }
 
 }  // namespace distributed
+
+inline namespace train {
+/// fusekit::mpi fits take fit_extras (ridge, an intercept, sample weights).
+template <>
+struct fit_takes_extras<mpi> : std::true_type {};
+}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -122,7 +122,7 @@ struct call_key {
 /// The options every rank of a fit must share (a callback's presence, not its target).
 inline void add_options(call_key& key, const gd_options& o) {
   key.add("learning_rate", o.learning_rate.has_value() ? *o.learning_rate : -1.0)
-      .add("tolerance", o.tolerance)
+      .add("tolerance", o.tolerance.has_value() ? *o.tolerance : -1.0)
       .add("relative_tolerance", o.relative_tolerance)
       .add("max_iterations", o.max_iterations)
       .add("init", o.init)
@@ -132,7 +132,10 @@ inline void add_options(call_key& key, const gd_options& o) {
       .add("preconditioner", o.preconditioner)
       .add("stall_window", o.stall_window)
       .add("progress (set or not)", static_cast<bool>(o.progress))
-      .add("progress_every", o.progress_every);
+      .add("progress_every", o.progress_every)
+      .add("refinement_steps", o.refinement_steps)
+      .add("ridge", o.ridge)
+      .add("fit_intercept", o.fit_intercept);
 }
 
 /// Throws `invalid_argument` unless comm is a communicator (MPI_COMM_NULL would

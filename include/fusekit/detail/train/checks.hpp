@@ -173,17 +173,20 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
   }
   // relative_tolerance first: tolerance 0 is valid only beside a valid one, so
   // a wrong relative_tolerance is the error to name.
-  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1,
-                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
-                      "; it must be 0 (off) or in (0, 1)");
   bool const relative = o.relative_tolerance > 0;
-  // ±0 on the bits: under -ffast-math `tolerance == 0.0` may hold for a NaN,
-  // and a NaN test after it may be folded with the zero it implies.
-  bool const zero = (bit_cast<std::uint64_t>(o.tolerance) << 1) == 0;
-  FUSEKIT_EXPECTS(representable(o.tolerance) || (relative && zero),
-                  std::string(f) + ": tolerance is " + describe_value(o.tolerance) +
-                      "; it must be positive and finite in " + type +
-                      (relative ? " (or 0: off, with the relative_tolerance alone)" : ""));
+  FUSEKIT_EXPECTS(is_finite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1 &&
+                      (!relative || o.relative_tolerance >= gd_options::min_relative_tolerance),
+                  std::string(f) + ": relative_tolerance is " + describe_value(o.relative_tolerance) +
+                      "; it must be 0 (off) or in [1e-150, 1) (below 1e-150 its square underflows)");
+  if (o.tolerance) {
+    // ±0 on the bits: under -ffast-math `tolerance == 0.0` may hold for a NaN,
+    // and a NaN test after it may be folded with the zero it implies.
+    bool const zero = (bit_cast<std::uint64_t>(*o.tolerance) << 1) == 0;
+    FUSEKIT_EXPECTS(representable(*o.tolerance) || (relative && zero),
+                    std::string(f) + ": tolerance is " + describe_value(*o.tolerance) +
+                        "; it must be positive and finite in " + type +
+                        (relative ? " (or 0: off, with the relative_tolerance alone)" : " (or unset: 1e-8)"));
+  }
   FUSEKIT_EXPECTS(o.max_iterations >= 1, std::string(f) + ": max_iterations is " + std::to_string(o.max_iterations) +
                                              "; it must be at least 1");
   FUSEKIT_EXPECTS(o.stall_window >= 1,
@@ -197,9 +200,13 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
       o.method == gd_method::plain || o.method == gd_method::nesterov || o.method == gd_method::conjugate_gradient,
       std::string(f) + ": method is " + std::to_string(static_cast<int>(o.method)) +
           ", not a gd_method (plain, nesterov or conjugate_gradient)");
-  FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi,
+  FUSEKIT_EXPECTS(o.preconditioner == gd_preconditioner::none || o.preconditioner == gd_preconditioner::jacobi ||
+                      o.preconditioner == gd_preconditioner::cholesky,
                   std::string(f) + ": preconditioner is " + std::to_string(static_cast<int>(o.preconditioner)) +
-                      ", not a gd_preconditioner (none or jacobi)");
+                      ", not a gd_preconditioner (none, jacobi or cholesky)");
+  FUSEKIT_EXPECTS(o.preconditioner != gd_preconditioner::cholesky || o.method == gd_method::conjugate_gradient,
+                  std::string(f) + ": preconditioner cholesky needs method conjugate_gradient (method is " +
+                      to_string(o.method) + "); plain and Nesterov descent take none or jacobi");
   FUSEKIT_EXPECTS(o.formulation == gd_formulation::automatic || o.formulation == gd_formulation::direct ||
                       o.formulation == gd_formulation::gram,
                   std::string(f) + ": formulation is " + std::to_string(static_cast<int>(o.formulation)) +
@@ -246,6 +253,21 @@ void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
                       std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) + " x " +
                       std::to_string(W.extent(0)));
   expect_written_apart(f, describe_matrix(f, "Y_hat", Y_hat), describe_matrix(f, "X", X), describe_matrix(f, "W", W));
+}
+
+/// Whether a backend's fit takes fit_extras (ridge, an intercept, sample
+/// weights): fusekit::cpu here, fusekit::mpi in detail/distributed/mpi.hpp.
+template <class Policy>
+struct fit_takes_extras : std::false_type {};
+template <>
+struct fit_takes_extras<cpu> : std::true_type {};
+
+/// On a backend without them: no ridge, no intercept, no sample weights.
+template <class T>
+void expect_no_extras(const gd_options& o, const fit_extras<T>& e) {
+  FUSEKIT_EXPECTS(o.ridge == 0 && !o.fit_intercept && e.sample_weight.empty() && e.intercept.empty(),
+                  "fusekit::fit: ridge, fit_intercept, sample_weight and intercept run on fusekit::cpu and "
+                  "fusekit::mpi; on the GPU backends, center and weight the data first (docs/trainer.md)");
 }
 
 /// `automatic`: gram when there are more rows than unknowns (K > L).

@@ -22,7 +22,7 @@
 /// Then, in both (`cg_direction`), with m the preconditioner's diagonal:
 ///
 ///     stop as diverged, stalled, converged or max_iterations (descent.hpp's rules, g = −r)
-///     z = m∘r;  γ' = rᵀz;  β = γ'/γ (0 on the first call);  d ← z + β d;  γ ← γ'
+///     z = m∘r (or z = M r, a full M);  γ' = rᵀz;  β = γ'/γ (0 on the first call);  d ← z + β d;  γ ← γ'
 ///
 /// The first call updates nothing and counts no iteration: `iterations` is the
 /// number of updates of w, at most `max_iterations`. In exact arithmetic CG
@@ -42,18 +42,35 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
+/// A preconditioner that is not a diagonal: `full(r, z)` writes z = M r.
+/// This one is none (the diagonal `scaling` is the preconditioner); the CPU's
+/// Cholesky preconditioner is another (detail/train/cholesky.hpp).
+struct diagonal_only {
+  static constexpr bool active = false;
+  template <class T>
+  FUSEKIT_HD void operator()(const T*, T*) const {}
+};
+
 /// The stopping rules on the residual r, then the next direction d (see the
-/// file comment). Returns whether the output goes on.
-template <class T, class Team, class S>
+/// file comment). Returns whether the output goes on. With a `full`
+/// preconditioner, z (L values) receives M r and d ← z + β d.
+template <class T, class Team, class S, class Full = diagonal_only>
 FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
-                             const T* w, const T* r, T* d, const S& scaling) {
+                             const T* w, const T* r, T* d, const S& scaling, const Full& full = {}, T* z = nullptr) {
   bool const true_residual = !s.started;  // r = b − A w itself, not the recurrence's
   T const r2 = team.template sum<T>(L, [&](std::int64_t i) { return r[i] * r[i]; });
   auto const scaled2 = [&]() {
     return team.template sum<T>(L, [&](std::int64_t i) { return scaling.inverse(i) * r[i] * r[i]; });
   };
-  T const gamma = !p.jacobi ? r2 : scaled2();  // rᵀ(m∘r)
-  auto const metric2 = [&]() { return p.jacobi ? gamma : scaled2(); };
+  T gamma = T(0);  // rᵀ M r
+  if constexpr (Full::active) {
+    full(r, z);
+    team.sync();
+    gamma = team.template sum<T>(L, [&](std::int64_t i) { return r[i] * z[i]; });
+  } else {
+    gamma = !p.jacobi ? r2 : scaled2();
+  }
+  auto const metric2 = [&]() { return p.jacobi && !Full::active ? gamma : scaled2(); };
   std::int64_t const it = s.report.iterations;
   s.report.grad_norm2 = static_cast<double>(r2);
   stop_verdict stop = early_stop(team, p, s, L, w, r2, metric2, scaling, it);
@@ -69,7 +86,11 @@ FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, desce
   }
   if (!stop.stops) {
     T const beta = s.started ? gamma / s.gamma : T(0);
-    team.for_each(L, [&](std::int64_t i) { d[i] = scaling(i) * r[i] + beta * d[i]; });
+    if constexpr (Full::active) {
+      team.for_each(L, [&](std::int64_t i) { d[i] = z[i] + beta * d[i]; });
+    } else {
+      team.for_each(L, [&](std::int64_t i) { d[i] = scaling(i) * r[i] + beta * d[i]; });
+    }
   }
   s.gamma = gamma;
   s.started = true;
@@ -80,10 +101,11 @@ FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, desce
 
 /// One call of Gram CG, after the caller has written q = A·d as `applied(i)`
 /// (d = `d`, which holds w on the first call); `rhs(i)` is b_i. Returns
-/// whether the output goes on.
-template <class T, class Team, class Applied, class Rhs, class S>
+/// whether the output goes on. `full` and z as cg_direction takes them.
+template <class T, class Team, class Applied, class Rhs, class S, class Full = diagonal_only>
 FUSEKIT_HD bool cg_step(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L, T* w, T* r,
-                        T* d, const Applied& applied, const Rhs& rhs, const S& scaling) {
+                        T* d, const Applied& applied, const Rhs& rhs, const S& scaling, const Full& full = {},
+                        T* z = nullptr) {
   if (!s.started) {
     team.for_each(L, [&](std::int64_t i) { r[i] = rhs(i) - applied(i); });
   } else {
@@ -96,7 +118,7 @@ FUSEKIT_HD bool cg_step(const Team& team, const descent_params<T>& p, descent_st
     s.report.iterations += 1;
   }
   team.sync();
-  return cg_direction(team, p, s, L, w, r, d, scaling);
+  return cg_direction(team, p, s, L, w, r, d, scaling, full, z);
 }
 
 /// The sum-over-processes hook for one process: `sum(values, count)` turns

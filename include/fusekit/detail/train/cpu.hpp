@@ -9,6 +9,7 @@
 /// direction of conjugate gradients (detail/train/conjugate_gradient.hpp), whose
 /// direct form, CGLS, keeps its residual of the rows here.
 
+#include <fusekit/detail/train/cpu_prepare.hpp>
 #include <fusekit/detail/train/cpu_refinement.hpp>  // and with it the iterations, the system, the steps, the checks
 
 #include <cmath>
@@ -86,11 +87,19 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   std::int64_t const L = X.extent(1), N = Y.extent(1), K = X.extent(0);
   fit_report report;
   report.formulation = resolve_formulation(o.formulation, total_rows, L);
-  bool const gram = report.formulation == gd_formulation::gram;
-  cpu_system<C> sys = make_cpu_system<C>(cpu_thread_count(policy), gram, X, Y, total_rows, sum);
+  cpu_system<C> sys =
+      make_cpu_system<C>(cpu_thread_count(policy), report.formulation == gd_formulation::gram, X, Y, total_rows, sum);
+  sys.factor_if_asked(o, L);
+  if (sys.cholesky) { report.preconditioner = gd_preconditioner::cholesky; }
+  if (sys.leaves_gram(o)) {
+    sys.to_direct(total_rows, L);
+    report.formulation = gd_formulation::direct;
+  }
+  bool const gram = sys.gram;
   report.learning_rate =
       cpu_learning_rate(o, sys, L, [&](const double* scale) { return cpu_direct_power_iteration(X, scale, sum); });
-  descent_params<C> const p = make_descent_params<C>(o, report.learning_rate, sys.floor_multiplier);
+  descent_params<C> p = make_descent_params<C>(o, report.learning_rate, sys.floor_multiplier);
+  p.jacobi = p.jacobi && !sys.cholesky;
   // Outputs in parallel only when one iteration over all of them is work enough:
   // a team for a small fit costs more than it saves, and on a busy machine one
   // descheduled thread stalls the whole call (docs/performance.md).
@@ -98,8 +107,10 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   compute_weights<C, T> weights(W);
   std::int64_t const rows_size = gram ? 0 : X.extent(0);
   try {
+    std::vector<candidates<C>> kept;
     cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), rows_size, parallel,
-                   cpu_iterate_of<C>(sys, p, X, Y, sum), report);
+                   cpu_iterate_of<C>(sys, p, X, Y, sum), report, &kept);
+    keep_best_iterate(X, Y, weights.view, kept, report, sum);
     cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
   } catch (...) {  // a progress callback that throws stops the fit with W at the iterate reached, in every T
     weights.write(W);
@@ -109,12 +120,45 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   return report;
 }
 
+/// A checked fit on this process's rows, with its extras (cpu_prepare.hpp):
+/// the plain fit, or the fit on the prepared copy. `total_rows`, `sum` and
+/// `max` over the processes; `ridge_rows`: this process adds the ridge's rows.
+template <class T, class SumOverProcesses, class MaxOverProcesses>
+fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                               const gd_options& o, const fit_extras<T>& e, std::int64_t total_rows,
+                               const SumOverProcesses& sum, const MaxOverProcesses& max, bool ridge_rows,
+                               bool parallel_direct) {
+  std::vector<double> high, low;
+  std::vector<int> exponents = column_exponents(X, o, max, high, low);
+  if (!needs_preparation(e, o, exponents)) {
+    return cpu_fit_checked(policy, X, Y, W, o, total_rows, sum, parallel_direct);
+  }
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  prepared_data const d = prepare(X, Y, e, o, std::move(exponents), high, low, ridge_rows, sum);
+  std::int64_t const rows = total_rows + (o.ridge > 0 ? L : 0);
+  compute_weights<cpu_compute_t, T> weights(W);
+  fit_report report;
+  try {
+    report = fit_prepared(d, N, L, weights.view, e, [&](auto Xp, auto Yp, auto Wp) {
+      return cpu_fit_checked(policy, Xp, Yp, Wp, o, rows, sum, parallel_direct);
+    });
+  } catch (...) {
+    weights.write(W);
+    throw;
+  }
+  weights.finish(W, report);
+  return report;
+}
+
 template <class T>
-fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+               const fit_extras<T>& extras = {}) {
   // check_fit's non_finite_counter (a reduction) needs the policy by reference: a local.
   cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
-  fit_report report = cpu_fit_checked(policy, X, Y, W, o, X.extent(0), no_processes{}, true);
+  check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{policy});
+  fit_report report =
+      cpu_fit_with_extras(policy, X, Y, W, o, extras, X.extent(0), no_processes{}, no_processes{}, true, true);
   report.path = fusekit::fit_path::cpu;
   return report;
 }

@@ -11,6 +11,7 @@
 
 #include <fusekit/detail/train/cpu_system.hpp>  // and with it the descent step, CG, the power iteration, the checks
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -20,14 +21,22 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
+/// Where an output started and its best iterate, kept for keep_best_iterate.
+template <class C>
+struct candidates {
+  std::vector<C> start, best;
+};
+
 /// One output's iterations on the CPU, advanced in budgets of updates: its
 /// buffers and state live between the calls to `advance`. For CG, `previous`
 /// holds the residual r and `point` the direction d; CGLS also keeps the
 /// rows' residual ρ (`rows`), and `delta` holds X d.
 template <class C>
 struct cpu_output {
-  std::vector<C> g, previous, point, delta, rows;
+  std::vector<C> g, previous, point, delta, rows, z;  ///< z: a full preconditioner's M r
   descent_state<C> state;
+  std::vector<C> start, best;  ///< w at the start, and at the smallest gradᵀgrad seen
+  double best_g2 = -1;         ///< that gradᵀgrad (-1: none yet)
 
   cpu_output(const descent_params<C>& p, std::int64_t n, std::int64_t L, std::int64_t K, C* w, output_terms terms)
       : g(static_cast<std::size_t>(L)),
@@ -35,9 +44,12 @@ struct cpu_output {
         point(g.size()),
         delta(static_cast<std::size_t>(K)),
         rows(p.method == gd_method::conjugate_gradient ? static_cast<std::size_t>(K) : 0),
+        z(g.size()),
         state(descent_state<C>::start(p, terms)) {
     cg = p.method == gd_method::conjugate_gradient;
     descent_begin(serial_team{}, p, n, L, w, previous.data(), point.data());
+    start.assign(w, w + L);
+    best = start;
   }
 
   /// Up to `budget` more updates; `iterate(*this, w)` is one call of the
@@ -47,9 +59,32 @@ struct cpu_output {
   template <class Iterate>
   void advance(std::int64_t budget, C* w, const Iterate& iterate) {
     std::int64_t const until = state.report.iterations + budget;
-    while (state.running && (state.report.iterations < until || (cg && !state.started))) { iterate(*this, w); }
+    while (state.running && (state.report.iterations < until || (cg && !state.started))) {
+      iterate(*this, w);
+      double const g2 = state.report.grad_norm2;
+      if (g2 < best_g2 || best_g2 < 0) {
+        best_g2 = g2;
+        best.assign(w, w + best.size());
+      }
+    }
   }
   bool cg = false;
+};
+
+/// The Cholesky preconditioner as CG's full one (conjugate_gradient.hpp):
+/// z = M r on the host (its device pass is empty: only the CPU runs it).
+struct cholesky_apply {
+  static constexpr bool active = true;
+  const cholesky_factor* factor;
+  template <class C>
+  FUSEKIT_HD void operator()(const C* r, C* z) const {
+#if !FUSEKIT_DEVICE_PASS
+    factor->apply(r, z);
+#else
+    (void)r;
+    (void)z;
+#endif
+  }
 };
 
 /// One CGLS call of output n (detail/train/conjugate_gradient.hpp): q = X d, the
@@ -58,7 +93,7 @@ struct cpu_output {
 /// them, in rank order: every process then takes the same step.
 template <class C, class T, class U, class M, class SumOverProcesses>
 bool cgls_step(matrix<const T> X, matrix<const U> Y, std::int64_t n, const descent_params<C>& p, cpu_output<C>& o, C* w,
-               const M& m, const SumOverProcesses& sum) {
+               const M& m, const SumOverProcesses& sum, const cholesky_factor* factor) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   serial_team const team;
   C* const rho = o.rows.data();
@@ -69,6 +104,9 @@ bool cgls_step(matrix<const T> X, matrix<const U> Y, std::int64_t n, const desce
             sum);
   columns_times(X, static_cast<const C*>(rho), o.previous.data());
   sum(o.previous.data(), L);
+  if (factor != nullptr) {
+    return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m, cholesky_apply{factor}, o.z.data());
+  }
   return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m);
 }
 
@@ -79,7 +117,7 @@ bool cgls_step(matrix<const T> X, matrix<const U> Y, std::int64_t n, const desce
 template <class C, class IterateOf>
 void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const descent_params<C>& p,
                  const std::vector<output_terms>& terms, std::int64_t rows_size, bool parallel,
-                 const IterateOf& iterate_of, fit_report& report) {
+                 const IterateOf& iterate_of, fit_report& report, std::vector<candidates<C>>* kept = nullptr) {
   std::int64_t const N = W.extent(0), L = W.extent(1);
   int const threads = cpu_thread_count(policy);
   (void)threads;
@@ -107,6 +145,48 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
     if (now.running == 0) { break; }
   }
   for (std::int64_t n = 0; n < N; ++n) { report.outputs[n] = outputs[static_cast<std::size_t>(n)].state.report; }
+  for (std::size_t n = 0; kept != nullptr && n < outputs.size(); ++n) {
+    kept->push_back({std::move(outputs[n].start), std::move(outputs[n].best)});
+  }
+}
+
+/// ‖y_n − X w‖² over this process's rows, in C, the sum in k order.
+template <class C, class T, class U>
+C rows_residual2(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* w) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  C s = C(0);
+  for (std::int64_t k = 0; k < K; ++k) {
+    C r = static_cast<C>(Y.data_handle()[k * N + n]);
+    for (std::int64_t l = 0; l < L; ++l) { r = r - static_cast<C>(X(k, l)) * w[l]; }
+    s = s + r * r;
+  }
+  return s;
+}
+
+/// Never worse than the best iterate (gd_options, "W on every status"): an
+/// output that did not converge ends at whichever of the best iterate seen
+/// (smallest gradᵀgrad), the iterate reached, its start and W = 0 has the
+/// smallest residual ‖y_n − X w‖², taken from X itself (summed over the
+/// processes by `sum`); residuals within their rounding, 2(K + L)·u
+/// relatively, are ties, which keep the earlier of that order (there the
+/// smaller gradient is the finer measure).
+template <class C, class T, class SumOverProcesses>
+void keep_best_iterate(matrix<const T> X, matrix<const T> Y, matrix<C> W, std::vector<candidates<C>>& kept,
+                       const fit_report& report, const SumOverProcesses& sum) {
+  std::int64_t const N = W.extent(0), L = W.extent(1);
+  std::vector<C> const zero(static_cast<std::size_t>(L), C(0));
+  for (std::int64_t n = 0; n < N; ++n) {
+    if (report.outputs[static_cast<std::size_t>(n)].status == fit_status::converged) { continue; }
+    C* const w = W.data_handle() + n * L;
+    const C* const choice[4] = {kept[n].best.data(), w, kept[n].start.data(), zero.data()};
+    C r2[4];
+    for (int c = 0; c < 4; ++c) { r2[c] = rows_residual2(X, Y, n, choice[c]); }
+    sum(r2, 4);
+    double const band = 1.0 - 2.0 * static_cast<double>(X.extent(0) + L) * unit_roundoff<C>();
+    int pick = -1;  // the smallest finite residual (finite by the bits: -ffast-math safe)
+    for (int c = 0; c < 4; ++c) { pick = is_finite(r2[c]) && (pick < 0 || r2[c] < band * r2[pick]) ? c : pick; }
+    if (pick >= 0 && pick != 1) { std::copy(choice[pick], choice[pick] + L, w); }
+  }
 }
 
 /// For cpu_descend: output n's call of the method, on A and B (Gram) or on X
@@ -120,12 +200,17 @@ auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix
   const C* const b = sys.B.data();
   bool const gram = sys.gram;
   auto const m = sys.scaling(p, L);
+  const cholesky_factor* const factor = sys.cholesky ? &sys.factor : nullptr;
   return [=](std::int64_t n) {
     return [=](cpu_output<C>& o, C* w) {
       serial_team const team;
       if (p.method == gd_method::conjugate_gradient) {
-        if (!gram) { return cgls_step(X, Y, n, p, o, w, m, sum); }
+        if (!gram) { return cgls_step(X, Y, n, p, o, w, m, sum, factor); }
         gram_product(team, a, L, o.point.data(), o.g.data());
+        if (factor != nullptr) {
+          return cg_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()},
+                         element_of<C>{b + n * L}, m, cholesky_apply{factor}, o.z.data());
+        }
         return cg_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()},
                        element_of<C>{b + n * L}, m);
       }

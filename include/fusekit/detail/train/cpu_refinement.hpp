@@ -48,7 +48,8 @@ std::vector<C> cpu_residual(int threads, matrix<const T> X, matrix<const T> Y, m
 /// `o.refinement_steps` steps of refinement of W (N × L, in C) on this
 /// process's rows: `sys` is the fit's system (its B is replaced by RᵀX), and
 /// the rest are cpu_descend's arguments. Stops early when no output is left
-/// to refine or no budget is left.
+/// to refine, no budget is left, or a step changed no output's w by more than
+/// 2^-44 of its norm (the next would not change it either).
 template <class C, class T, class SumOverProcesses>
 void cpu_refine(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<C> W, const gd_options& o,
                 cpu_system<C>& sys, double learning_rate, std::int64_t rows_size, bool parallel,
@@ -63,15 +64,27 @@ void cpu_refine(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<
     matrix<const C> const Rv(R.data(), K, N);
     cpu_gram<C>(threads, X, Rv, nullptr, sys.B);
     sum(sys.B.data(), N * L);
-    descent_params<C> const p = make_descent_params<C>(c, learning_rate, sys.floor_multiplier);
+    descent_params<C> p = make_descent_params<C>(c, learning_rate, sys.floor_multiplier);
+    p.jacobi = p.jacobi && !sys.cholesky;
     std::vector<C> D(static_cast<std::size_t>(N * L), C(0));
     fit_report correction;
     cpu_descend<C>(policy, matrix<C>(D.data(), N, L), c, p, cpu_all_output_terms(sys, p, Rv, sum), rows_size, parallel,
                    cpu_iterate_of<C>(sys, p, X, Rv, sum), correction);
+    bool negligible = true;  // every correction below 2^-44 of its w: another step would change nothing
     for (std::int64_t n = 0; n < N; ++n) {
-      add_correction(W.data_handle() + n * L, D.data() + n * L, L, report.outputs[static_cast<std::size_t>(n)],
-                     correction.outputs[static_cast<std::size_t>(n)]);
+      C* const w = W.data_handle() + n * L;
+      const C* const d = D.data() + n * L;
+      double w2 = 0, d2 = 0;
+      for (std::int64_t l = 0; l < L; ++l) {
+        w2 += static_cast<double>(w[l]) * static_cast<double>(w[l]);
+        d2 += static_cast<double>(d[l]) * static_cast<double>(d[l]);
+      }
+      bool const added =
+          add_correction(w, d, L, report.outputs[static_cast<std::size_t>(n)],
+                         correction.outputs[static_cast<std::size_t>(n)], squared_norm(sys.B.data() + n * L, L));
+      negligible = negligible && (!added || d2 <= 0x1p-88 * w2);
     }
+    if (negligible) { return; }
   }
 }
 

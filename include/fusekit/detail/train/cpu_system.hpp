@@ -14,6 +14,7 @@
 #include <fusekit/detail/train/power_iteration.hpp>
 #include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/checks.hpp>
+#include <fusekit/detail/train/cholesky.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/train_types.hpp>
 
@@ -204,6 +205,31 @@ struct cpu_system {
   bool gram = false;
   std::vector<C> A, B, diagonal;
   double floor_multiplier = 0;  ///< L + 1 (Gram) or 2(K + L) (direct)
+  bool cholesky = false;        ///< the Cholesky preconditioner runs (`factor`)
+  cholesky_factor factor;
+
+  /// The Cholesky factor of A, when `o` asks for it and the fit can take it
+  /// (CG on the Gram formulation, L ≤ cholesky_max_columns): see cholesky.hpp.
+  void factor_if_asked(const gd_options& o, std::int64_t L) {
+    cholesky = o.preconditioner == gd_preconditioner::cholesky && gram && L <= cholesky_max_columns;
+    if (cholesky) { factor = make_cholesky(A.data(), L); }
+  }
+  /// Whether the fit should leave A for X: the factor needed a shift, so A
+  /// is singular to working precision (κ(A') ≳ 1/(L·u)) and its rounding
+  /// bounds any solve on it, while CGLS, preconditioned by the same factor,
+  /// works on X (κ rather than κ²). Only where the formulation is automatic.
+  [[nodiscard]] bool leaves_gram(const gd_options& o) const {
+    return cholesky && (factor.shift != 0 || factor.smallest_pivot < gram_pivot_limit) &&
+           o.formulation == gd_formulation::automatic;
+  }
+  /// The direct formulation from the Gram one: XᵀX's diagonal from A, B kept.
+  void to_direct(std::int64_t total_rows, std::int64_t L) {
+    diagonal.resize(static_cast<std::size_t>(L));
+    for (std::int64_t i = 0; i < L; ++i) { diagonal[i] = A[i * L + i]; }
+    A = std::vector<C>();
+    gram = false;
+    floor_multiplier = 2.0 * static_cast<double>(total_rows + L);
+  }
 
   /// XᵀX's diagonal as the steps read it (the preconditioner and the metric).
   [[nodiscard]] diagonal_scaling<C> scaling(const descent_params<C>& p, std::int64_t L) const {

@@ -190,7 +190,7 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
     double* const power = buf.power.get();
     launch(power_iteration_kernel<T>, 1, train_block_size(L, tuning.power_iteration_max_threads), 0, stream,
            static_cast<const T*>(buf.A.get()), L, power, power + L, power + 2 * L,
-           o.preconditioner == gd_preconditioner::jacobi);
+           o.preconditioner != gd_preconditioner::none);
     double lambda = 0;
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&lambda, power + 2 * L, sizeof(double), cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));

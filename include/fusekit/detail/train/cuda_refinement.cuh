@@ -74,7 +74,8 @@ struct streamed_system {
 /// after `report`: `system.residual` writes B = RᵀX into buf.B (the rows of
 /// the outputs not refined are then zeroed: their correction is 0 at once),
 /// `iterate(D, p)` runs the fit's path from D = 0 and returns the reports,
-/// and W + D is taken per output on the host (N × L values each way).
+/// and W + D is taken per output on the host (N × L values each way, and B
+/// for each correction's starting gradient).
 template <class T, class System, class Iterate>
 void gpu_refine(const cuda& policy, const cublas_context& cublas, const System& system, const fit_buffers<T>& buf,
                 matrix<T> W, const gd_options& o, double learning_rate, double floor_multiplier, const Iterate& iterate,
@@ -94,13 +95,14 @@ void gpu_refine(const cuda& policy, const cublas_context& cublas, const System& 
     }
     std::vector<output_report> const corrections = iterate(
         matrix<T>(buf.correction.get(), N, L), make_descent_params<T>(c, learning_rate, floor_multiplier), c.progress);
-    std::vector<T> w(static_cast<std::size_t>(N * L)), d(w.size());
+    std::vector<T> w(static_cast<std::size_t>(N * L)), d(w.size()), rhs(w.size());
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(w.data(), W.data_handle(), bytes, cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(d.data(), buf.correction.get(), bytes, cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(rhs.data(), buf.B.get(), bytes, cudaMemcpyDeviceToHost, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     for (std::int64_t n = 0; n < N; ++n) {
       add_correction(w.data() + n * L, d.data() + n * L, L, report.outputs[static_cast<std::size_t>(n)],
-                     corrections[static_cast<std::size_t>(n)]);
+                     corrections[static_cast<std::size_t>(n)], squared_norm(rhs.data() + n * L, L));
     }
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(W.data_handle(), w.data(), bytes, cudaMemcpyHostToDevice, stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));  // w is a local

@@ -13,6 +13,8 @@
 /// plain) and the preconditioner's diagonal m (all ones for none):
 ///
 ///     g2 = gᵀg;  stop if g2 is non-finite, 10^12 × its first value, or stalled
+///                (also: 10^6 × the best, and 10^3 × above the floor, after a
+///                gradient was at the floor)
 ///     plain:     w ← p − lr·m∘g;  p ← w
 ///     nesterov:  w_new = p − lr·m∘g;  restart (j ← 0) if gᵀ(w_new − w) > 0, else j ← j + 1
 ///                previous ← w;  w ← w_new;  p ← w + j/(j+3)·(w − previous)
@@ -50,16 +52,17 @@ FUSEKIT_HD constexpr double unit_roundoff() {
 }
 
 /// Whether a gradient with ‖g‖_D² = gd2 is at the rounding floor of the
-/// point w (see the file comment), all in the metric D.
+/// point w (see the file comment), all in the metric D; within `factor`
+/// times the floor when given.
 template <class T, class Team, class S>
 FUSEKIT_HD bool at_rounding_floor(const Team& team, const descent_params<T>& p, const descent_state<T>& s,
-                                  std::int64_t L, const T* w, T gd2, const S& scaling) {
+                                  std::int64_t L, const T* w, T gd2, const S& scaling, double factor = 1.0) {
   double const v2 = team.template sum<double>(L, [&](std::int64_t i) {
     double const v = static_cast<double>(w[i]);
     return static_cast<double>(scaling.d(i)) * v * v;
   });
   double const floor =
-      p.floor_multiplier * unit_roundoff<T>() * (s.terms.operator_norm * ::sqrt(v2) + s.terms.rhs_scale);
+      factor * p.floor_multiplier * unit_roundoff<T>() * (s.terms.operator_norm * ::sqrt(v2) + s.terms.rhs_scale);
   return static_cast<double>(gd2) <= floor * floor;
 }
 
@@ -69,6 +72,20 @@ template <class T, class Team, class Scaled2, class S>
 FUSEKIT_HD stop_verdict early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
                                    const T* w, T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
   monitor_verdict const v = s.monitor.check(g2, it);
+  if (v == monitor_verdict::go_on && g2 == s.monitor.best && !s.reached_floor) {
+    s.reached_floor = at_rounding_floor(team, p, s, L, w, scaled2(), scaling);  // a new best: at the floor yet?
+  }
+  // Worse past the floor: far above the best and far above the floor too (a
+  // true residual checked after the recurrence's may sit well above the
+  // recurrence's best, but at the floor).
+  bool const worse_past_floor =
+      s.reached_floor && (v == monitor_verdict::non_finite || v == monitor_verdict::growth ||
+                          (static_cast<double>(g2) > floor_growth * static_cast<double>(s.monitor.best) &&
+                           !at_rounding_floor(team, p, s, L, w, scaled2(), scaling, ::sqrt(floor_growth))));
+  if (worse_past_floor) {
+    s.report.rule = stop_rule::rounding_floor;
+    return stop_verdict::with(fit_status::stalled);
+  }
   if (v == monitor_verdict::non_finite) {
     s.report.rule = stop_rule::non_finite;
     return stop_verdict::with(fit_status::diverged);

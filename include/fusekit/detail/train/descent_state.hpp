@@ -29,6 +29,13 @@ inline constexpr double divergence_growth = 1e12;
 /// least `stall_progress` (relatively) below the best before it.
 inline constexpr double stall_progress = 1e-3;
 
+/// Past the rounding floor: once an output's gradient has been at its
+/// rounding floor, gradᵀgrad above `floor_growth` times the best seen, and
+/// ‖g‖_D above √floor_growth times the floor, means the iterate is getting
+/// worse, not better (CGLS's recurrence drifts from the true residual there
+/// and w runs off): the output stops as stalled.
+inline constexpr double floor_growth = 1e6;
+
 /// What the monitor sees after one gradient.
 enum class monitor_verdict : int { go_on, non_finite, growth, no_progress };
 
@@ -101,21 +108,28 @@ struct descent_params {
   std::uint64_t seed;
   gd_init init;
   gd_method method;
-  bool jacobi;                 ///< the preconditioner is diag(A)⁻¹
+  bool jacobi;                 ///< the preconditioner is diag(A)⁻¹ (false where a full one runs)
   double relative_tolerance2;  ///< rtol², 0 when off
   double floor_multiplier;     ///< c of the floor (see the file comment)
 };
 
+/// The absolute rule's tolerance on gradᵀgrad: the one set, else
+/// gd_options::default_tolerance without a relative tolerance and 0 (off) beside one.
+inline double absolute_tolerance(const gd_options& o) {
+  if (o.tolerance) { return *o.tolerance; }
+  return o.relative_tolerance > 0 ? 0.0 : gd_options::default_tolerance;
+}
+
 template <class T>
 descent_params<T> make_descent_params(const gd_options& o, double learning_rate, double floor_multiplier) {
   return {static_cast<T>(learning_rate),
-          static_cast<T>(o.tolerance),
+          static_cast<T>(absolute_tolerance(o)),
           o.max_iterations,
           o.stall_window,
           o.seed,
           o.init,
           o.method,
-          o.preconditioner == gd_preconditioner::jacobi,
+          o.preconditioner != gd_preconditioner::none,  // cholesky where it does not run: Jacobi
           o.relative_tolerance * o.relative_tolerance,
           floor_multiplier};
 }
@@ -169,6 +183,7 @@ struct descent_state {
   output_terms terms;  ///< of the stopping rules
   T gamma;             ///< CG: rᵀ(m∘r) of the current residual
   bool started;        ///< CG: the first residual is known
+  bool reached_floor;  ///< a gradient has been at the rounding floor
 
   FUSEKIT_HD static descent_state start(const descent_params<T>& p, output_terms terms = {}) {
     return {gd_monitor<T>{p.stall_window},
@@ -177,6 +192,7 @@ struct descent_state {
             true,
             terms,
             T(0),
+            false,
             false};
   }
 };

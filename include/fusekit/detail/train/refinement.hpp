@@ -4,7 +4,7 @@
 /// Iterative refinement of a fit (gd_options::refinement_steps), the rules
 /// every backend follows. One step:
 ///
-///     r_n = y_n − X w_n              for every output that converged (0 for the others)
+///     r_n = y_n − X w_n              for every output that converged or stalled (0 for the others)
 ///     d_n from 0, by the fit's own method, preconditioner and rules, on
 ///         XᵀX d = Xᵀ r_n             (the relative rule against ‖Xᵀ r_n‖_D)
 ///     w_n ← w_n + d_n                when `add_correction` accepts d_n
@@ -28,9 +28,13 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
-/// Whether output `fit` is refined: only a converged one (the others keep the
-/// iterate they stopped at, and their status says why).
-inline bool refines(const output_report& fit) { return fit.status == fit_status::converged; }
+/// Whether output `fit` is refined: a converged one, and a stalled one (at
+/// the rounding floor of A's rounding, which the correction, from X, gets
+/// below). One that ran out of iterations or diverged keeps the iterate it
+/// stopped at, and its status says why.
+inline bool refines(const output_report& fit) {
+  return fit.status == fit_status::converged || fit.status == fit_status::stalled;
+}
 
 /// The outputs a step refines (1 or 0 each), and the budget of its solve:
 /// half the most iterations a refined output has used (the correction's
@@ -59,7 +63,8 @@ inline refinement_plan plan_refinement(const fit_report& report, std::int64_t ma
 /// iterations, not refined again. Its progress is the fit's, seen from the
 /// fit: the iteration goes on from the fit's (a correction's updates count in
 /// the output's iterations), and an output ends with the fit's status (the
-/// outputs a correction still runs are converged ones).
+/// outputs a correction still runs are converged or stalled ones: counted
+/// off the converged first).
 inline gd_options correction_options(const gd_options& o, std::int64_t budget, const fit_report& fit) {
   gd_options c = o;
   c.init = gd_init::zeros;
@@ -73,22 +78,29 @@ inline gd_options correction_options(const gd_options& o, std::int64_t budget, c
       seen.iteration = before.iteration + now.iteration;
       seen.running = now.running;
       seen.worst_grad_norm2 = now.worst_grad_norm2;
-      seen.ended[static_cast<int>(fit_status::converged)] -= now.running;
+      std::int64_t& converged = seen.ended[static_cast<int>(fit_status::converged)];
+      std::int64_t const off = now.running < converged ? now.running : converged;
+      converged -= off;
+      seen.ended[static_cast<int>(fit_status::stalled)] -= now.running - off;
       progress(seen);
     };
   }
   return c;
 }
 
-/// w ← w + d (L values) when the correction is worth taking: the output
-/// converged, its correction did not diverge, ends with a gradient no larger
-/// than the one w had (both b − A w of their systems; the correction's is
-/// the gradient of w + d), and w + d is finite. Then the report counts the
-/// correction's updates and its last gradient; status and rule stay the
-/// fit's. Returns whether w changed.
+/// w ← w + d (L values) when the correction is worth taking: the output is
+/// refined, its correction did not diverge, ends with a gradient no larger
+/// than the one it started from (`start_norm2` = ‖Xᵀr‖², the gradient of
+/// d = 0 in the correction's system: the solve made progress), and w + d is
+/// finite. Then the report counts the correction's updates and its last
+/// gradient; status and rule stay the fit's. Returns whether w changed.
+/// (Not against the fit's own last gradient: both are gradients of A's
+/// rounded system, which at its floor are noise, and refinement is there to
+/// get below that floor.)
 template <class T>
-bool add_correction(T* w, const T* d, std::int64_t L, output_report& fit, const output_report& correction) {
-  if (!refines(fit) || correction.status == fit_status::diverged || !(correction.grad_norm2 <= fit.grad_norm2)) {
+bool add_correction(T* w, const T* d, std::int64_t L, output_report& fit, const output_report& correction,
+                    double start_norm2) {
+  if (!refines(fit) || correction.status == fit_status::diverged || !(correction.grad_norm2 <= start_norm2)) {
     return false;
   }
   for (std::int64_t l = 0; l < L; ++l) {
@@ -98,6 +110,14 @@ bool add_correction(T* w, const T* d, std::int64_t L, output_report& fit, const 
   fit.iterations += correction.iterations;
   fit.grad_norm2 = correction.grad_norm2;
   return true;
+}
+
+/// ‖b‖² of L values in double: a correction's starting gradient.
+template <class T>
+double squared_norm(const T* b, std::int64_t L) {
+  double s = 0;
+  for (std::int64_t l = 0; l < L; ++l) { s += static_cast<double>(b[l]) * static_cast<double>(b[l]); }
+  return s;
 }
 
 }  // namespace train

@@ -46,8 +46,10 @@ inline std::string fit_report::summary() const {
             std::to_string(outputs.size()) + " outputs " + to_string(s);
   }
   if (outputs.empty()) { text = "no outputs"; }
-  text += std::string(" (") + to_string(method) + (preconditioner == gd_preconditioner::jacobi ? " with jacobi" : "") +
-          ", at most " + std::to_string(most_iterations()) + " iterations).";
+  text +=
+      std::string(" (") + to_string(method) +
+      (preconditioner != gd_preconditioner::none ? std::string(" with ") + to_string(preconditioner) : std::string()) +
+      ", at most " + std::to_string(most_iterations()) + " iterations).";
   bool const slow =
       count[static_cast<int>(fit_status::max_iterations)] + count[static_cast<int>(fit_status::stalled)] > 0;
   bool const descent = method != gd_method::conjugate_gradient;
@@ -63,7 +65,7 @@ inline std::string fit_report::summary() const {
         " Plain and Nesterov descent need about κ(XᵀX) iterations on features of different scales: try "
         "fusekit::gd_options::recommended() (conjugate gradients with the Jacobi preconditioner), which "
         "reaches the least-squares optimum in at most L iterations in exact arithmetic.";
-  } else if (slow && preconditioner != gd_preconditioner::jacobi) {
+  } else if (slow && preconditioner == gd_preconditioner::none) {
     text += " Try preconditioner = jacobi (fusekit::gd_options::recommended()): it evens out the features' scales.";
   } else if (count[static_cast<int>(fit_status::stalled)] > 0) {
     text +=

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The kinds of data users bring to the trainer (docs/trainer.md, "Every kind
+// of data"), for tests/train/data_kinds_test.cpp and bench/data_kinds.cpp:
+// polynomial features, Vandermonde designs, and a spectrum that decays
+// geometrically (ill-conditioned) or linearly (no gap), with Y = X W_trueᵀ
+// plus noise.
+
+#include "common/train_problem.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace fusekit::test {
+
+/// Polynomial features of x uniform in [0, 10): 1, x, ..., x^degree.
+template <class T>
+problem<T> poly_problem(std::int64_t K, int degree, std::uint32_t seed, double noise) {
+  std::int64_t L = degree + 1;
+  problem<T> p{K, L, 2, std::vector<T>(K * L), std::vector<T>(K * 2), std::vector<T>(2 * L)};
+  std::mt19937 gen(seed); std::uniform_real_distribution<double> u(0.0, 10.0); std::normal_distribution<double> nd;
+  for (std::int64_t k=0;k<K;++k){ double x=u(gen); double v=1; for (std::int64_t l=0;l<L;++l){ p.X[k*L+l]=static_cast<T>(v); v*=x; } }
+  for (auto& w: p.W_true) w = static_cast<T>(nd(gen));
+  fusekit::test::fill_targets(p, gen, nd, noise); return p;
+}
+/// Vandermonde on t = k/(K-1): t^0 .. t^(L-1).
+template <class T>
+problem<T> vandermonde_problem(std::int64_t K, std::int64_t L, std::uint32_t seed, double noise) {
+  problem<T> p{K, L, 2, std::vector<T>(K * L), std::vector<T>(K * 2), std::vector<T>(2 * L)};
+  std::mt19937 gen(seed); std::normal_distribution<double> nd;
+  for (std::int64_t k=0;k<K;++k){ double t=double(k)/double(K-1); double v=1; for (std::int64_t l=0;l<L;++l){ p.X[k*L+l]=static_cast<T>(v); v*=t; } }
+  for (auto& w: p.W_true) w = static_cast<T>(nd(gen));
+  fusekit::test::fill_targets(p, gen, nd, noise); return p;
+}
+/// R × C with orthonormal columns: Gram-Schmidt, twice, in long double.
+inline std::vector<long double> orthonormal(std::int64_t R, std::int64_t C, std::mt19937& gen) {
+  std::normal_distribution<double> nd; std::vector<long double> Q(R*C);
+  for (auto& q: Q) q = nd(gen);
+  for (std::int64_t c=0;c<C;++c){ for (int pass=0;pass<2;++pass) for (std::int64_t j=0;j<c;++j){ long double d=0; for (std::int64_t r=0;r<R;++r) d+=Q[r*C+c]*Q[r*C+j]; for (std::int64_t r=0;r<R;++r) Q[r*C+c]-=d*Q[r*C+j]; }
+    long double n=0; for (std::int64_t r=0;r<R;++r) n+=Q[r*C+c]*Q[r*C+c]; n=sqrtl(n); for (std::int64_t r=0;r<R;++r) Q[r*C+c]/=n; }
+  return Q;
+}
+/// X = U diag(σ) Vᵀ, U (K × L) and V (L × L) random orthonormal, σ from 1 to
+/// 10^-decades: geometric (a decaying tail), or with `linear` evenly spaced
+/// (no gap in the singular values).
+template <class T>
+problem<T> decaying_problem(std::int64_t K, std::int64_t L, double decades, std::uint32_t seed, double noise,
+                            bool linear = false) {
+  problem<T> p{K, L, 2, std::vector<T>(K * L), std::vector<T>(K * 2), std::vector<T>(2 * L)};
+  std::mt19937 gen(seed); std::normal_distribution<double> nd;
+  auto U = orthonormal(K, L, gen); auto V = orthonormal(L, L, gen);
+  std::vector<long double> sigma(static_cast<std::size_t>(L));  // 1 down to 10^-decades
+  for (std::int64_t i = 0; i < L; ++i) {
+    long double const t = L > 1 ? static_cast<long double>(i) / (L - 1) : 0.0L;
+    sigma[i] = linear ? 1.0L - (1.0L - powl(10.0L, -decades)) * t : powl(10.0L, -decades * t);
+  }
+  for (std::int64_t k=0;k<K;++k) for (std::int64_t l=0;l<L;++l){ long double s=0; for (std::int64_t i=0;i<L;++i) s += U[k*L+i]*sigma[i]*V[l*L+i]; p.X[k*L+l]=static_cast<T>(s); }
+  for (auto& w: p.W_true) w = static_cast<T>(nd(gen));
+  fusekit::test::fill_targets(p, gen, nd, noise); return p;
+}
+
+
+}  // namespace fusekit::test

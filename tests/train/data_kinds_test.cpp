@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trainer on the data users bring (docs/trainer.md, "Every kind of
+// data"): what the tolerances mean, and what a fit returns when it cannot
+// converge. Each expectation is the documented contract, checked against an
+// independent reference (Householder QR in long double, closed forms).
+#include <fusekit/fusekit.hpp>
+
+#include "common/test_support.hpp"
+#include "common/data_kinds.hpp"
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_formulation;
+using fusekit::gd_init;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::gd_preconditioner;
+using fusekit::stop_rule;
+using fusekit::test::cpu_fit;
+using fusekit::test::make_problem;
+using fusekit::test::problem;
+using fusekit::test::decaying_problem;
+using fusekit::test::poly_problem;
+using fusekit::test::vandermonde_problem;
+
+// ‖y_n − X w_n‖² in long double.
+template <class T, class W>
+long double residual2(const problem<T>& p, const std::vector<W>& w, std::int64_t n) {
+  long double s = 0;
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    long double r = p.Y[k * p.N + n];
+    for (std::int64_t l = 0; l < p.L; ++l) { r -= static_cast<long double>(p.X[k * p.L + l]) * w[n * p.L + l]; }
+    s += r * r;
+  }
+  return s;
+}
+
+// ‖g‖_D / ‖b‖_D of output n at W (g = Xᵀ(Xw − y), b = Xᵀy, D = diag(XᵀX)).
+template <class T>
+long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std::int64_t n) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  long double g2 = 0, b2 = 0;
+  for (std::int64_t l = 0; l < L; ++l) {
+    long double g = 0, b = 0, d = 0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      long double r = p.Y[k * N + n];
+      for (std::int64_t j = 0; j < L; ++j) { r -= static_cast<long double>(p.X[k * L + j]) * W[n * L + j]; }
+      long double const x = p.X[k * L + l];
+      g += x * r;
+      b += x * p.Y[k * N + n];
+      d += x * x;
+    }
+    if (d > 0) {
+      g2 += g * g / d;
+      b2 += b * b / d;
+    }
+  }
+  return sqrtl(g2 / b2);
+}
+
+// ---- Tolerances (gd_options::tolerance, relative_tolerance) ----
+
+// Features in 10^-7 units: gradᵀgrad at w = 0 is far below 1e-8 already.
+problem<double> tiny_unit_problem() {
+  auto p = make_problem<double>(200, 6, 2, 40, false, 0.1);
+  for (auto& x : p.X) { x *= 1e-7; }
+  return p;
+}
+
+TEST(Tolerances, ARelativeToleranceSetAloneIsTheOnlyRule) {
+  auto const p = tiny_unit_problem();
+  for (auto method : {gd_method::conjugate_gradient, gd_method::nesterov}) {
+    gd_options o;  // tolerance left unset
+    o.method = method;
+    o.preconditioner = gd_preconditioner::jacobi;
+    o.relative_tolerance = 1e-6;
+    std::vector<double> W;
+    auto const r = cpu_fit(p, W, o);
+    for (std::int64_t n = 0; n < p.N; ++n) {
+      EXPECT_EQ(r.outputs[n].status, fit_status::converged) << fusekit::to_string(method);
+      EXPECT_EQ(r.outputs[n].rule, stop_rule::relative_tolerance) << fusekit::to_string(method);
+      EXPECT_GT(r.outputs[n].iterations, 0) << fusekit::to_string(method);
+      // the rule met, on the true gradient (far above its rounding)
+      EXPECT_LE(relative_gradient(p, W, n), 1.01L * o.relative_tolerance) << fusekit::to_string(method);
+    }
+  }
+}
+
+TEST(Tolerances, BothSetEitherStopsAndNeitherSetIsTheAbsoluteDefault) {
+  auto const p = tiny_unit_problem();
+  gd_options o;
+  o.method = gd_method::conjugate_gradient;
+  o.relative_tolerance = 1e-6;
+  o.tolerance = 1e-8;  // met at w = 0 on these units
+  std::vector<double> W;
+  auto r = cpu_fit(p, W, o);
+  for (const auto& out : r.outputs) {
+    EXPECT_EQ(out.rule, stop_rule::tolerance);
+    EXPECT_EQ(out.iterations, 0);
+  }
+  gd_options d;  // neither: gradᵀgrad < gd_options::default_tolerance
+  d.method = gd_method::conjugate_gradient;
+  r = cpu_fit(p, W, d);
+  for (const auto& out : r.outputs) {
+    EXPECT_EQ(out.rule, stop_rule::tolerance);
+    EXPECT_LT(out.grad_norm2, gd_options::default_tolerance);
+  }
+  EXPECT_FALSE(gd_options::recommended().tolerance.has_value());
+}
+
+TEST(Tolerances, ARelativeToleranceWhoseSquareUnderflowsIsRejected) {
+  // The identity: CG with Jacobi solves it exactly in one update, where a
+  // relative rule that compares against 0 never holds.
+  problem<double> p{4, 4, 1, std::vector<double>(16, 0.0), {1.0, 2.0, 3.0, 4.0}, {}};
+  for (int i = 0; i < 4; ++i) { p.X[i * 4 + i] = 1.0; }
+  gd_options o = gd_options::recommended();
+  o.relative_tolerance = gd_options::min_relative_tolerance;
+  std::vector<double> W;
+  auto const r = cpu_fit(p, W, o);
+  ASSERT_EQ(r.outputs[0].status, fit_status::converged) << fusekit::to_string(r.outputs[0].rule);
+  for (int i = 0; i < 4; ++i) { EXPECT_EQ(W[i], p.Y[i]); }
+  for (double rtol : {std::nextafter(gd_options::min_relative_tolerance, 0.0), 1e-163, 1e-300}) {
+    o.relative_tolerance = rtol;
+    try {
+      cpu_fit(p, W, o);
+      ADD_FAILURE() << rtol << " accepted";
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("relative_tolerance"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("1e-150"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// ---- Ill-conditioned, full rank: recommended() reaches 1e-8 in double ----
+
+struct kind {
+  const char* name;
+  problem<double> p;
+};
+
+std::vector<kind> ill_conditioned_kinds() {
+  // κ of the columns scaled to unit norm: about 10^4 .. 2·10^6
+  return {{"polynomial degree 5", poly_problem<double>(2000, 5, 1, 0.1)},
+          {"polynomial degree 7", poly_problem<double>(2000, 7, 2, 0.1)},
+          {"vandermonde 10", vandermonde_problem<double>(1000, 10, 3, 0.01)},
+          {"decaying 20 x 10^-6", decaying_problem<double>(500, 20, 6.0, 4, 1e-3)},
+          {"decaying 60 x 10^-6", decaying_problem<double>(600, 60, 6.0, 5, 1e-3)}};
+}
+
+TEST(IllConditioned, RecommendedReachesTheTargetInAFewUpdatesWhateverKappa) {
+  for (const auto& k : ill_conditioned_kinds()) {
+    auto const W_star = fusekit::test::least_squares_reference(k.p);
+    std::vector<double> W;
+    auto const r = cpu_fit(k.p, W, gd_options::recommended());
+    EXPECT_TRUE(r.all_converged()) << k.name << ": " << r.summary();
+    EXPECT_EQ(r.preconditioner, gd_preconditioner::cholesky) << k.name;
+    EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-8) << k.name;
+    EXPECT_LE(r.most_iterations(), 30) << k.name;  // a few updates per solve, not O(κ) or O(L)
+  }
+}
+
+TEST(IllConditioned, FloatDataReachFloatAccuracy) {
+  std::vector<problem<float>> const problems = {poly_problem<float>(2000, 5, 1, 0.1),
+                                                vandermonde_problem<float>(1000, 8, 3, 0.01),
+                                                decaying_problem<float>(500, 20, 5.0, 4, 1e-3)};
+  for (const auto& p : problems) {
+    auto const W_star = fusekit::test::least_squares_reference(p);  // of the float data, as given
+    std::vector<float> W;
+    auto const r = cpu_fit(p, W, gd_options::recommended());
+    EXPECT_TRUE(r.all_converged()) << p.L << ": " << r.summary();
+    EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-5) << p.L;
+  }
+}
+
+// Past what A = XᵀX can hold (κ(X) near 10^8: A singular to working
+// precision), an automatic fit leaves A for CGLS, preconditioned by the
+// same factor, which works on κ(X) rather than κ².
+TEST(IllConditioned, BeyondWhatTheGramMatrixHoldsCglsTakesOver) {
+  for (const auto& p : {vandermonde_problem<double>(1000, 12, 3, 0.01), decaying_problem<double>(500, 20, 7.0, 4, 1e-3)}) {
+    auto const W_star = fusekit::test::least_squares_reference(p);
+    std::vector<double> W;
+    auto const r = cpu_fit(p, W, gd_options::recommended());
+    EXPECT_EQ(r.formulation, gd_formulation::direct) << p.L;
+    EXPECT_EQ(r.preconditioner, gd_preconditioner::cholesky) << p.L;
+    EXPECT_TRUE(r.all_converged()) << r.summary();
+    EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-6) << p.L;  // κ·1e-13, κ near 10^7
+    EXPECT_LE(r.most_iterations(), 30) << p.L;
+    gd_options gram = gd_options::recommended();  // asked for: the Gram formulation it is
+    gram.formulation = gd_formulation::gram;
+    EXPECT_EQ(cpu_fit(p, W, gram).formulation, gd_formulation::gram);
+  }
+}
+
+// ---- Ridge, an intercept and sample weights (scikit-learn's meaning) ----
+
+// The reference: min Σ s_k‖y_k − W x_k − b‖² + λ‖W‖² in long double, by
+// centring with the weighted means, scaling rows by √s_k, appending √λ·I, and
+// Householder QR; b = ȳ − W x̄.
+template <class T>
+void weighted_ridge_reference(const problem<T>& p, const std::vector<T>& s, double lambda, bool intercept,
+                              std::vector<long double>& W, std::vector<long double>& b) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<long double> xm(L, 0.0L), ym(N, 0.0L);
+  long double total = 0;
+  for (std::int64_t k = 0; k < K && intercept; ++k) {
+    for (std::int64_t l = 0; l < L; ++l) { xm[l] += static_cast<long double>(s[k]) * p.X[k * L + l]; }
+    for (std::int64_t n = 0; n < N; ++n) { ym[n] += static_cast<long double>(s[k]) * p.Y[k * N + n]; }
+    total += s[k];
+  }
+  for (std::int64_t l = 0; l < L; ++l) {  // a constant column's mean is its value (no rounding, -ffast-math too)
+    bool constant = true;
+    for (std::int64_t k = 1; k < K; ++k) { constant = constant && p.X[k * L + l] == p.X[l]; }
+    xm[l] = !intercept ? 0.0L : constant ? static_cast<long double>(p.X[l]) : xm[l] / total;
+  }
+  for (auto& v : ym) { v = intercept ? v / total : 0.0L; }
+  std::int64_t const rows = K + (lambda > 0 ? L : 0);
+  problem<long double> q{rows, L, N, std::vector<long double>(rows * L, 0.0L), std::vector<long double>(rows * N, 0.0L),
+                         {}};
+  for (std::int64_t k = 0; k < K; ++k) {
+    long double const r = sqrtl(static_cast<long double>(s[k]));
+    for (std::int64_t l = 0; l < L; ++l) { q.X[k * L + l] = r * (p.X[k * L + l] - xm[l]); }
+    for (std::int64_t n = 0; n < N; ++n) { q.Y[k * N + n] = r * (p.Y[k * N + n] - ym[n]); }
+  }
+  for (std::int64_t l = 0; l < L && lambda > 0; ++l) { q.X[(K + l) * L + l] = sqrtl(static_cast<long double>(lambda)); }
+  W = fusekit::test::least_squares_reference(q);
+  b.assign(N, 0.0L);
+  for (std::int64_t n = 0; n < N; ++n) {
+    b[n] = ym[n];
+    for (std::int64_t l = 0; l < L; ++l) { b[n] -= W[n * L + l] * xm[l]; }
+  }
+}
+
+long double max_relative(const std::vector<double>& got, const std::vector<long double>& want) {
+  long double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    num = std::max(num, fabsl(got[i] - want[i]));
+    den = std::max(den, fabsl(want[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+// Property: on raw-unit data (the offsets and correlated pairs of tabular
+// data), K ≥ L and K < L (with ridge), any weights (zeros included), λ and
+// intercept, the fit matches the long-double reference to 1e-10.
+TEST(RidgeInterceptWeights, MatchTheLongDoubleReference) {
+  std::mt19937 gen(4040);
+  for (int trial = 0; trial < 24; ++trial) {
+    bool const wide = trial % 4 == 3;  // K < L: only with ridge
+    std::int64_t const L = 3 + static_cast<std::int64_t>(gen() % 10);
+    std::int64_t const K = wide ? L - 2 : L + 5 + static_cast<std::int64_t>(gen() % 200);
+    auto const p = fusekit::test::make_raw_problem<double>(K, L, 2, static_cast<std::uint32_t>(gen()), 0.3);
+    std::vector<double> s(static_cast<std::size_t>(K), 1.0);
+    if (trial % 2 == 1) {
+      for (auto& v : s) { v = static_cast<double>(gen() % 7) / 2.0; }  // 0 .. 3, zeros included
+      s[0] = 1.0;
+    }
+    double const lambda = wide ? 0.5 : std::vector<double>{0.0, 1e-3, 0.5, 20.0}[trial % 4];
+    bool const intercept = trial % 3 != 2;
+    gd_options o = gd_options::recommended();
+    o.ridge = lambda;
+    o.fit_intercept = intercept;
+    std::vector<double> W(static_cast<std::size_t>(2 * L)), b(2, 7.0);
+    auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
+                                fusekit::matrix<const double>(p.Y.data(), K, 2), fusekit::matrix<double>(W.data(), 2, L),
+                                o, fusekit::fit_extras<double>{s, b});
+    EXPECT_TRUE(r.all_converged()) << "trial " << trial << ": " << r.summary();
+    std::vector<long double> W_ref, b_ref;
+    weighted_ridge_reference(p, s, lambda, intercept, W_ref, b_ref);
+    EXPECT_LE(max_relative(W, W_ref), 1e-10) << "trial " << trial << " K " << K << " L " << L << " λ " << lambda;
+    EXPECT_LE(max_relative(b, b_ref), 1e-10) << "trial " << trial;
+    if (!intercept) { EXPECT_EQ(b, std::vector<double>(2, 0.0)); }
+  }
+}
+
+// ---- Rank-deficient data: which solution each preconditioner returns ----
+
+// K < L in mixed units: the minimum-norm solution is Xᵀ(XXᵀ)⁻¹y, by
+// Gauss-Jordan in long double on the K × K system.
+std::vector<long double> minimum_norm_wide(const problem<double>& p) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<long double> M(static_cast<std::size_t>(K * (K + N)));
+  for (std::int64_t i = 0; i < K; ++i) {
+    for (std::int64_t j = 0; j < K; ++j) {
+      long double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) { s += static_cast<long double>(p.X[i * L + l]) * p.X[j * L + l]; }
+      M[i * (K + N) + j] = s;
+    }
+    for (std::int64_t n = 0; n < N; ++n) { M[i * (K + N) + K + n] = p.Y[i * N + n]; }
+  }
+  for (std::int64_t c = 0; c < K; ++c) {
+    long double const d = M[c * (K + N) + c];
+    for (std::int64_t j = 0; j < K + N; ++j) { M[c * (K + N) + j] /= d; }
+    for (std::int64_t r = 0; r < K; ++r) {
+      if (r == c) { continue; }
+      long double const f = M[r * (K + N) + c];
+      for (std::int64_t j = 0; j < K + N; ++j) { M[r * (K + N) + j] -= f * M[c * (K + N) + j]; }
+    }
+  }
+  std::vector<long double> W(static_cast<std::size_t>(N * L), 0.0L);
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t l = 0; l < L; ++l) {
+      for (std::int64_t k = 0; k < K; ++k) { W[n * L + l] += static_cast<long double>(p.X[k * L + l]) * M[k * (K + N) + K + n]; }
+    }
+  }
+  return W;
+}
+
+TEST(RankDeficient, NoPreconditionerFromZeroGivesTheMinimumNormSolution) {
+  gd_options o = gd_options::recommended();
+  o.preconditioner = gd_preconditioner::none;  // the documented way to lstsq's answer
+  // K < L, columns in units 1 .. 100
+  auto wide = make_problem<double>(6, 10, 2, 51, false, 0.0);
+  for (std::int64_t k = 0; k < 6; ++k) {
+    for (std::int64_t l = 0; l < 10; ++l) { wide.X[k * 10 + l] *= std::pow(10.0, static_cast<double>(l % 3)); }
+  }
+  std::vector<double> W;
+  auto r = cpu_fit(wide, W, o);
+  EXPECT_TRUE(r.all_converged()) << r.summary();
+  EXPECT_LE(max_relative(W, minimum_norm_wide(wide)), 1e-9);
+  // a column copied in other units (×1000): w1 + 1000 w2 = β, split with the least norm
+  auto dep = make_problem<double>(200, 3, 1, 52, false, 0.0);
+  for (std::int64_t k = 0; k < 200; ++k) { dep.X[k * 3 + 1] = 1000.0 * dep.X[k * 3]; }
+  problem<double> reduced{200, 2, 1, std::vector<double>(400), dep.Y, {}};
+  for (std::int64_t k = 0; k < 200; ++k) {
+    reduced.X[k * 2] = dep.X[k * 3];
+    reduced.X[k * 2 + 1] = dep.X[k * 3 + 2];
+  }
+  auto const beta = fusekit::test::least_squares_reference(reduced);
+  std::vector<long double> const want = {beta[0] / (1 + 1e6L), 1000 * beta[0] / (1 + 1e6L), beta[1]};
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    o.formulation = f;
+    r = cpu_fit(dep, W, o);
+    EXPECT_TRUE(r.all_converged()) << r.summary();
+    EXPECT_LE(max_relative(W, want), 1e-9) << fusekit::to_string(f);
+  }
+}
+
+// Every preconditioner reaches a least-squares solution (the residual
+// optimal) on dependent columns; Jacobi's is the minimum of ‖D^½ w‖.
+TEST(RankDeficient, EveryPreconditionerReachesTheLeastSquaresResidual) {
+  auto dep = make_problem<double>(200, 4, 1, 53, false, 0.3);
+  for (std::int64_t k = 0; k < 200; ++k) { dep.X[k * 4 + 3] = -0.001 * dep.X[k * 4] + 2.0 * dep.X[k * 4 + 1]; }
+  problem<double> reduced{200, 3, 1, std::vector<double>(600), dep.Y, {}};
+  for (std::int64_t k = 0; k < 200; ++k) {
+    for (std::int64_t l = 0; l < 3; ++l) { reduced.X[k * 3 + l] = dep.X[k * 4 + l]; }
+  }
+  auto const beta = fusekit::test::least_squares_reference(reduced);
+  std::vector<double> best(4, 0.0);
+  for (std::int64_t l = 0; l < 3; ++l) { best[l] = static_cast<double>(beta[l]); }
+  long double const optimum = residual2(dep, best, 0);
+  for (auto pre : {gd_preconditioner::none, gd_preconditioner::jacobi, gd_preconditioner::cholesky}) {
+    gd_options o = gd_options::recommended();
+    o.preconditioner = pre;
+    std::vector<double> W;
+    auto const r = cpu_fit(dep, W, o);
+    EXPECT_NE(r.outputs[0].status, fit_status::diverged) << fusekit::to_string(pre);
+    EXPECT_LE(residual2(dep, W, 0), optimum * (1 + 1e-10L)) << fusekit::to_string(pre);
+  }
+}
+
+// ---- Features in extreme units ----
+
+// A column in 10^-158 or 10^-165 units (its squares subnormal or zero in
+// double) or 10^200 units (its squares overflow) is rescaled by a power of
+// two, exactly: the fit is the one on the columns in plain units.
+TEST(ExtremeUnits, TinyAndHugeColumnsAreScaledExactly) {
+  for (double unit : {1e-158, 1e-165, 1e200, 1e-300}) {
+    auto p = make_problem<double>(100, 4, 1, 61, false, 0.1);
+    for (std::int64_t k = 0; k < 100; ++k) { p.X[k * 4 + 1] *= unit; }
+    auto const W_star = fusekit::test::least_squares_reference(p);
+    for (auto pre : {gd_preconditioner::jacobi, gd_preconditioner::cholesky}) {
+      gd_options o = gd_options::recommended();
+      o.preconditioner = pre;
+      std::vector<double> W;
+      auto const r = cpu_fit(p, W, o);
+      EXPECT_TRUE(r.all_converged()) << unit << " " << r.summary();
+      EXPECT_GT(r.outputs[0].iterations, 0) << unit;
+      for (std::int64_t l = 0; l < 4; ++l) {  // each weight to 1e-10 of itself: the units differ by 10^300
+        EXPECT_LE(fabsl(W[l] - W_star[l]), 1e-10L * fabsl(W_star[l])) << unit << " column " << l;
+      }
+    }
+  }
+}
+
+// ---- Never worse than the best iterate (gd_options, "W on every status") ----
+
+// CGLS asked for a relative tolerance far below its rounding floor: it stops
+// at the floor, with W the best iterate (it ran into the growth rule 10^6×
+// wrong after reaching the solution).
+TEST(BestIterate, CglsPastItsRoundingFloorStopsThereWithTheSolution) {
+  int wrong = 0;
+  for (std::uint32_t seed = 0; seed < 30; ++seed) {
+    auto const p = make_problem<double>(60, 5, 1, 100 + seed, true, 0.1);
+    auto const W_star = fusekit::test::least_squares_reference(p);
+    gd_options o = gd_options::recommended();
+    o.formulation = gd_formulation::direct;
+    o.relative_tolerance = 1e-18;
+    std::vector<double> W;
+    auto const r = cpu_fit(p, W, o);
+    EXPECT_NE(r.outputs[0].status, fit_status::diverged) << "seed " << seed;
+    // uniform [0, 1) columns of 60 rows: κ of the scaled columns below 100
+    wrong += fusekit::test::relative_error(W, W_star) > 1e-12 ? 1 : 0;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(BestIterate, ZeroTargetsFromAWarmStartEndAtZero) {
+  for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+    auto p = make_problem<double>(60, 5, 1, 7, true, 0.0);
+    for (auto& y : p.Y) { y = 0.0; }
+    gd_options o = gd_options::recommended();
+    o.formulation = f;
+    o.init = gd_init::warm_start;
+    std::vector<double> W(5, 1.0);
+    auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), 60, 5),
+                                fusekit::matrix<const double>(p.Y.data(), 60, 1), fusekit::matrix<double>(W.data(), 1, 5),
+                                o);
+    EXPECT_NE(r.outputs[0].status, fit_status::diverged) << fusekit::to_string(f);
+    // W = 0 has residual 0: a W that is not the solution has a larger one.
+    EXPECT_EQ(residual2(p, W, 0), 0.0L) << fusekit::to_string(f) << " " << W[0];
+  }
+}
+
+// Property: whatever the method, options and data, an output that did not
+// converge ends with a residual no larger than its start's and W = 0's.
+TEST(BestIterate, AnUnconvergedFitIsNeverWorseThanItsStartOrZero) {
+  std::mt19937 gen(2024);
+  int unconverged = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::int64_t const K = 5 + static_cast<std::int64_t>(gen() % 40), L = 1 + static_cast<std::int64_t>(gen() % 8);
+    auto p = make_problem<double>(K, L, 2, static_cast<std::uint32_t>(gen()), gen() % 2 == 0, 0.5);
+    for (std::int64_t l = 0; l < L; ++l) {  // columns in units from 10^-3 to 10^3
+      double const s = std::pow(10.0, static_cast<double>(gen() % 7) - 3.0);
+      for (std::int64_t k = 0; k < K; ++k) { p.X[k * L + l] *= s; }
+    }
+    gd_options o;
+    o.method = static_cast<gd_method>(gen() % 3);
+    o.preconditioner = static_cast<gd_preconditioner>(gen() % 2);
+    o.formulation = gen() % 2 == 0 ? gd_formulation::gram : gd_formulation::direct;
+    o.init = gen() % 2 == 0 ? gd_init::warm_start : gd_init::zeros;
+    o.max_iterations = 1 + static_cast<std::int64_t>(gen() % 20);
+    if (gen() % 3 == 0) { o.learning_rate = std::pow(10.0, static_cast<double>(gen() % 9) - 6.0); }
+    std::vector<double> W(static_cast<std::size_t>(2 * L));
+    for (auto& w : W) { w = static_cast<double>(gen() % 2001) / 100.0 - 10.0; }
+    std::vector<double> const start = o.init == gd_init::warm_start ? W : std::vector<double>(W.size(), 0.0);
+    auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
+                                fusekit::matrix<const double>(p.Y.data(), K, 2), fusekit::matrix<double>(W.data(), 2, L),
+                                o);
+    std::vector<double> const zero(W.size(), 0.0);
+    for (std::int64_t n = 0; n < 2; ++n) {
+      if (r.outputs[n].status == fit_status::converged) { continue; }
+      ++unconverged;
+      long double const got = residual2(p, W, n), slack = 1e-12L * residual2(p, zero, n);
+      EXPECT_LE(got, residual2(p, zero, n) + slack) << "trial " << trial << " " << fusekit::to_string(o.method);
+      EXPECT_LE(got, residual2(p, start, n) + slack) << "trial " << trial << " " << fusekit::to_string(o.method);
+    }
+  }
+  EXPECT_GT(unconverged, 20);  // the property was exercised
+}
+
+}  // namespace
