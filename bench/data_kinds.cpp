@@ -5,11 +5,13 @@
 // the rank-deficient kinds, whose answer depends on the method, nor for the
 // largest), and fusekit's fits with
 //
-//   before     conjugate gradients, Jacobi, rtol 1e-13, one refinement step
+//   previous_recommended  conjugate gradients, Jacobi, rtol 1e-13, one refinement step
 //              (gd_options::recommended() of the previous release)
 //   after      gd_options::recommended() (Cholesky, up to two steps)
 //   min_norm   recommended() with preconditioner none (rank-deficient kinds)
-//   sklearn    ridge 1.0, an intercept and sample weights (the weighted kind)
+//   sklearn    ridge 1.0, an intercept and sample weights, and the intercept
+//              and weights alone (the weighted kind; its reference, the same
+//              in long double, per fit)
 //
 // Each fit's W (and intercepts) and time (the best of `--repeat` runs) go to
 // --out DIR, with X, Y and the reference as raw little-endian doubles, for
@@ -37,9 +39,9 @@ using fusekit::test::problem;
 struct kind {
   std::string name;
   problem<double> p;
-  bool reference;     // a full-rank kind: the QR reference is its answer
+  bool reference;  // a full-rank kind: the QR reference is its answer
   bool rank_deficient;
-  bool weighted;      // the scikit-learn kind: ridge, intercept, sample weights
+  bool weighted;  // the scikit-learn kind: ridge, intercept, sample weights
 };
 
 void write(const std::string& path, const std::vector<double>& v) {
@@ -63,12 +65,12 @@ std::vector<kind> kinds(bool quick) {
   std::vector<kind> k;
   k.push_back({"polynomial_degree7", poly_problem<double>(big, 7, 1, 0.1), true, false, false});
   k.push_back({"vandermonde_L10", vandermonde_problem<double>(big, 10, 2, 0.01), true, false, false});
-  k.push_back({"decaying_kappa1e6", decaying_problem<double>(quick ? 4000 : 20000, 64, 6.0, 3, 1e-3), true, false,
-               false});
-  k.push_back({"no_gap_kappa1e4", decaying_problem<double>(quick ? 4000 : 20000, 128, 4.0, 4, 1e-3, true), true,
-               false, false});
-  k.push_back({"raw_tabular_1e6x64", make_raw_problem<double>(quick ? 50000 : 1000000, 64, 4, 5, 0.1), false, false,
-               false});
+  k.push_back(
+      {"decaying_kappa1e6", decaying_problem<double>(quick ? 4000 : 20000, 64, 6.0, 3, 1e-3), true, false, false});
+  k.push_back(
+      {"no_gap_kappa1e4", decaying_problem<double>(quick ? 4000 : 20000, 128, 4.0, 4, 1e-3, true), true, false, false});
+  k.push_back(
+      {"raw_tabular_1e6x64", make_raw_problem<double>(quick ? 50000 : 1000000, 64, 4, 5, 0.1), true, false, false});
   {  // a column copied in other units (×1000): dependent columns
     auto p = make_raw_problem<double>(5000, 20, 2, 6, 0.1);
     for (std::int64_t r = 0; r < p.K; ++r) { p.X[r * 20 + 7] = 1000.0 * p.X[r * 20 + 3]; }
@@ -109,8 +111,9 @@ int main(int argc, char** argv) {
     } else if (a == "--quick") {
       quick = true;
     } else {
-      std::printf("usage: data_kinds_bench --out DIR [--repeat N] [--quick]\n"
-                  "  writes DIR/kinds.json and each kind's X, Y, reference and fits (raw doubles)\n");
+      std::printf(
+          "usage: data_kinds_bench --out DIR [--repeat N] [--quick]\n"
+          "  writes DIR/kinds.json and each kind's X, Y, reference and fits (raw doubles)\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -132,8 +135,8 @@ int main(int argc, char** argv) {
     std::vector<double> s(static_cast<std::size_t>(p.K), 1.0);
     for (std::int64_t r = 0; r < p.K; ++r) { s[r] = 0.25 + static_cast<double>(r % 4); }
     if (k.weighted) { write(base + ".weights.bin", s); }
-    std::vector<std::pair<std::string, gd_options>> configs = {{"before", before()},
-                                                                {"after", gd_options::recommended()}};
+    std::vector<std::pair<std::string, gd_options>> configs = {{"previous_recommended", before()},
+                                                               {"after", gd_options::recommended()}};
     if (k.rank_deficient) {
       gd_options m = gd_options::recommended();
       m.preconditioner = fusekit::gd_preconditioner::none;
@@ -168,13 +171,19 @@ int main(int argc, char** argv) {
         best = sec < best ? sec : best;
       }
       write(base + "." + name + ".W.bin", W);
-      if (k.weighted) { write(base + "." + name + ".b.bin", b); }
-      json += std::string(first_fit ? "" : ", ") + "{\"config\": \"" + name + "\", \"seconds\": " +
-              std::to_string(best) + ", \"ridge\": " + std::to_string(o.ridge) +
-              ", \"fit_intercept\": " + (o.fit_intercept ? "true" : "false") + ", \"status\": \"" +
-              r.summary().substr(0, r.summary().find('.')) + "\", \"iterations\": " +
-              std::to_string(r.most_iterations()) + ", \"preconditioner\": \"" + fusekit::to_string(r.preconditioner) +
-              "\", \"formulation\": \"" + fusekit::to_string(r.formulation) + "\"}";
+      if (k.weighted) {
+        write(base + "." + name + ".b.bin", b);
+        std::vector<long double> W_ref, b_ref;
+        fusekit::test::weighted_ridge_reference(p, s, o.ridge, o.fit_intercept, W_ref, b_ref);
+        write(base + "." + name + ".ref.bin", std::vector<double>(W_ref.begin(), W_ref.end()));
+        write(base + "." + name + ".bref.bin", std::vector<double>(b_ref.begin(), b_ref.end()));
+      }
+      json +=
+          std::string(first_fit ? "" : ", ") + "{\"config\": \"" + name + "\", \"seconds\": " + std::to_string(best) +
+          ", \"ridge\": " + std::to_string(o.ridge) + ", \"fit_intercept\": " + (o.fit_intercept ? "true" : "false") +
+          ", \"status\": \"" + r.summary().substr(0, r.summary().find('.')) +
+          "\", \"iterations\": " + std::to_string(r.most_iterations()) + ", \"preconditioner\": \"" +
+          fusekit::to_string(r.preconditioner) + "\", \"formulation\": \"" + fusekit::to_string(r.formulation) + "\"}";
       first_fit = false;
       std::printf("%-26s %-24s %8.4f s  %s\n", k.name.c_str(), name.c_str(), best, r.summary().c_str());
       std::fflush(stdout);

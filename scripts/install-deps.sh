@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what fusekit's tests and benchmarks need beyond the CUDA toolkit, on
-# Debian or Ubuntu: CMake, Ninja, GoogleTest, Google Benchmark, Open MPI, Python 3,
+# Debian or Ubuntu: CMake, Ninja, GoogleTest, Google Benchmark, RapidCheck, Open MPI, Python 3,
 # clang-format 14; NumPy, Numba and matplotlib for bench/compare.py, and with
-# --peers JAX and numexpr too.
+# --peers JAX, numexpr and scikit-learn too.
 # Does nothing when they are already there.
 set -euo pipefail
 need=()
@@ -12,6 +12,7 @@ command -v ninja >/dev/null || need+=(ninja-build)  # the presets' generator
 command -v python3 >/dev/null || need+=(python3)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
+[ -f /usr/include/rapidcheck.h ] || need+=(librapidcheck-dev)  # the property tests (tests/property_test.cpp)
 command -v g++ >/dev/null || need+=(g++)
 # Open MPI: fusekit::mpi, its tests (mpirun with 1 to 4 ranks) and example 04.
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
@@ -38,8 +39,9 @@ if ! python3 -c "import numpy, numba" >/dev/null 2>&1; then
 fi
 # JAX (jit) and numexpr, the strongest CPU peers of the layer and the sum: a
 # large download, so only with --peers (the bench preset's users; CI needs none).
-if [ "${1:-}" = "--peers" ] && ! python3 -c "import jax, numexpr" >/dev/null 2>&1; then
-  python3 -m pip install -q jax numexpr >/dev/null 2>&1 || echo "note: jax/numexpr not installed; bench/compare.py will skip those peers"
+if [ "${1:-}" = "--peers" ] && ! python3 -c "import jax, numexpr, sklearn" >/dev/null 2>&1; then
+  python3 -m pip install -q jax numexpr scikit-learn >/dev/null 2>&1 ||
+    echo "note: jax/numexpr/scikit-learn not installed; bench/compare.py and bench/peers/data_kinds.py will skip those peers"
 fi
 # CCCL's own CMake package (the nvidia-cuda-cccl wheel): ctest's CPU-only consumer
 # configured where the CUDA toolkit cannot be found takes CCCL from it.

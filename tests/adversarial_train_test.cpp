@@ -395,6 +395,72 @@ TEST(AdversarialFit, AutomaticRateIsOneOverTheLargestEigenvalue) {
   }
 }
 
+// With Jacobi the automatic rate is 1/λmax(M^½ XᵀX M^½): the largest
+// eigenvalue of the features scaled to unit norm, on both formulations
+// (the direct one applies M^½ by its square roots), in spread units.
+TEST(AdversarialFit, JacobiRateIsOneOverTheLargestEigenvalueOfTheScaledFeatures) {
+  for (std::uint32_t seed : {11u, 12u}) {
+    auto p = make_problem<double>(200, 9, 1, seed, seed % 2 == 0, 0.0);
+    auto scaled = p;
+    for (std::int64_t l = 0; l < p.L; ++l) {
+      double const unit = std::pow(10.0, static_cast<double>(l % 5) - 2.0);
+      long double norm2 = 0;
+      for (std::int64_t k = 0; k < p.K; ++k) {
+        p.X[k * p.L + l] *= unit;
+        norm2 += static_cast<long double>(p.X[k * p.L + l]) * p.X[k * p.L + l];
+      }
+      for (std::int64_t k = 0; k < p.K; ++k) {
+        scaled.X[k * p.L + l] = static_cast<double>(p.X[k * p.L + l] / sqrtl(norm2));
+      }
+    }
+    long double const lambda = largest_eigenvalue(scaled);
+    for (auto f : {gd_formulation::direct, gd_formulation::gram}) {
+      gd_options o;
+      o.formulation = f;
+      o.preconditioner = fusekit::gd_preconditioner::jacobi;
+      o.max_iterations = 1;
+      std::vector<double> W;
+      double const lr = cpu_fit(p, W, o).learning_rate;
+      EXPECT_NEAR(static_cast<double>(lr * lambda), 1.0, 1e-8) << "seed " << seed << " " << fusekit::to_string(f);
+    }
+  }
+}
+
+// The power iteration's uniform start is orthogonal to the one row
+// (1, −1, −1, 1): A v = 0 there. Found by the property tests: the fit threw
+// "λmax(XᵀX) = 0 ... X is zero". It now restarts from e_0, e_1, ...: λ = 4
+// with Jacobi (the row scaled to ±1), ‖x‖² without.
+TEST(AdversarialFit, AutomaticRateOfARowOrthogonalToTheUniformStart) {
+  problem<double> p{1, 4, 1, {3.0, -3.0, -3.0, 3.0}, {1.0}, {}};
+  for (auto pre : {fusekit::gd_preconditioner::none, fusekit::gd_preconditioner::jacobi}) {
+    gd_options o;
+    o.preconditioner = pre;
+    o.max_iterations = 1;
+    std::vector<double> W;
+    double const lr = cpu_fit(p, W, o).learning_rate;
+    EXPECT_DOUBLE_EQ(lr, pre == fusekit::gd_preconditioner::jacobi ? 0.25 : 1.0 / 36.0);
+  }
+}
+
+// A float fit computes in double and rounds W once: an output any of whose
+// weights overflows float there is not a success, whichever weight it is.
+TEST(AdversarialFit, FloatWeightsThatOverflowAnywhereInTheRowAreDiverged) {
+  for (std::int64_t big : {0, 2}) {  // the first or a middle weight overflows, the last does not
+    problem<float> p{60, 4, 1, std::vector<float>(240), std::vector<float>(60), {}};
+    std::mt19937 gen(5);
+    std::normal_distribution<float> nd;
+    for (std::int64_t k = 0; k < 60; ++k) {
+      for (std::int64_t l = 0; l < 4; ++l) { p.X[k * 4 + l] = l == big ? 1e-30f * (1.0f + nd(gen)) : nd(gen); }
+      // weight `big` about 1e40 > FLT_MAX (the product in double: no float overflow on the way)
+      p.Y[k] = static_cast<float>(1e40 * static_cast<double>(p.X[k * 4 + big]) + static_cast<double>(nd(gen)));
+    }
+    std::vector<float> W;
+    auto const r = cpu_fit(p, W, gd_options::recommended());
+    EXPECT_EQ(r.outputs[0].status, fit_status::diverged) << "weight " << big << ": " << W[big];
+    EXPECT_EQ(r.outputs[0].rule, fusekit::stop_rule::non_finite) << "weight " << big;
+  }
+}
+
 // Divergence: gradᵀgrad above 10^12 times its first value. The reference loop
 // finds the first iteration where that holds; fit must stop exactly there.
 TEST(AdversarialFit, DivergenceThresholdIsPinned) {
@@ -551,6 +617,25 @@ TEST(AdversarialPredict, ExtentsWhoseProductWrapsAreRejected) {
       fusekit::predict(fusekit::cpu{}, cmatrix<double>(nullptr, std::int64_t{1} << 59, 4),
                        cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(nullptr, std::int64_t{1} << 59, 2)),
       fusekit::invalid_argument);
+  // The same with views that are not null: the size check is what rejects
+  // them (a null check cannot), on fit and predict, the bytes wrapping too.
+  std::vector<double> buffer(64, 1.0);
+  for (std::int64_t rows : {huge, std::int64_t{1} << 59}) {
+    try {
+      fusekit::predict(fusekit::cpu{}, cmatrix<double>(buffer.data(), rows, 4), cmatrix<double>(W.data(), 2, 4),
+                       fusekit::matrix<double>(buffer.data() + 32, rows, 2));
+      ADD_FAILURE() << "accepted " << rows;
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("than a 64-bit address space holds"), std::string::npos) << e.what();
+    }
+    try {
+      fusekit::fit(fusekit::cpu{}, cmatrix<double>(buffer.data(), rows, 4),
+                   cmatrix<double>(buffer.data() + 32, rows, 1), fusekit::matrix<double>(W.data(), 1, 4));
+      ADD_FAILURE() << "accepted " << rows;
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("than a 64-bit address space holds"), std::string::npos) << e.what();
+    }
+  }
   // inputs × outputs that wraps: the model had no storage.
   EXPECT_THROW((fusekit::linear_association<float>(std::int64_t{1} << 32, std::int64_t{1} << 32)),
                fusekit::invalid_argument);

@@ -10,8 +10,8 @@ reference (Householder QR in long double, full-rank kinds) and fusekit's
 fits to a folder; this script runs the peers on the same files and prints,
 per kind, each fit's relative error ‖W − W_ref‖_F / ‖W_ref‖_F and time:
 against the exact reference for the full-rank kinds, against lstsq's W (the
-minimum-norm solution) for the rank-deficient ones, and against
-scikit-learn's (W and intercepts together) for the weighted kind.
+minimum-norm solution) for the rank-deficient ones, and, W and intercepts
+together, against the weighted ridge's exact reference for the weighted kind.
 
     python3 data_kinds.py --binary build/bench/data_kinds_bench [--dir DIR]
                           [--out results.json] [--quick] [--repeat N]
@@ -61,49 +61,49 @@ def main():
             best = min(best, time.perf_counter() - t0)
         return best, value
 
-    def rel(W, ref):
-        return float(np.linalg.norm(W - ref) / np.linalg.norm(ref))
+    def rel(W, ref, scale=None):
+        """‖W − ref‖_F / ‖ref‖_F, with the columns scaled by `scale` (the
+        columns' norms) where the plain one is not finite (weights of 10^158)."""
+        with np.errstate(all="ignore"):
+            den = float(np.linalg.norm(ref))
+            if (np.isfinite(den) and den > 0) or scale is None:
+                return float(np.linalg.norm(W - ref) / den)
+        return float(np.linalg.norm((W - ref) * scale) / np.linalg.norm(ref * scale))
 
     rows = []
     for k in kinds:
         K, L, N, name = k["K"], k["L"], k["N"], k["name"]
         X, Y = load(name + ".X.bin", K, L), load(name + ".Y.bin", K, N)
+        scale = np.linalg.norm(X, axis=0)
         weighted = any(f["config"].endswith("weights") for f in k["fits"])
-        peers = {}
+        solved = {}  # label -> (seconds, W, b, config)
         if not weighted:
             t, W = best_of(lambda: np.linalg.lstsq(X, Y, rcond=None)[0].T)
-            peers["np.linalg.lstsq"] = (t, W, None)
+            solved["np.linalg.lstsq"] = (t, W, None, None)
         elif lm is not None:
             s = load(name + ".weights.bin", K)
             for fit in k["fits"]:
                 model = lm.Ridge(alpha=fit["ridge"]) if fit["ridge"] > 0 else lm.LinearRegression()
                 t, m = best_of(lambda: model.fit(X, Y, sample_weight=s))
-                peers["sklearn " + type(m).__name__ + " (" + fit["config"] + ")"] = (t, m.coef_.copy(), m.intercept_.copy())
-        if k["reference"]:
-            ref, against = load(name + ".ref.bin", N, L), "exact"
-        elif not weighted:
-            ref, against = peers["np.linalg.lstsq"][1], "lstsq"
-        else:
-            ref, against = None, "sklearn"
-        for label, (t, W, b) in peers.items():
-            rows.append({"kind": name, "shape": [K, L, N], "solver": label, "seconds": t,
-                         "error": rel(W, ref) if ref is not None and against != "lstsq" else None,
-                         "against": against})
+                solved["sklearn " + type(m).__name__] = (t, m.coef_.copy(), m.intercept_.copy(), fit["config"])
         for fit in k["fits"]:
-            W = load(name + "." + fit["config"] + ".W.bin", N, L)
-            row = {"kind": name, "shape": [K, L, N], "solver": "fusekit " + fit["config"], "seconds": fit["seconds"],
-                   "status": fit["status"], "iterations": fit["iterations"],
-                   "preconditioner": fit["preconditioner"], "formulation": fit["formulation"], "against": against}
-            if against == "sklearn":
-                b = load(name + "." + fit["config"] + ".b.bin", N)
-                match = [p for key, p in peers.items() if key.endswith("(" + fit["config"] + ")")]
-                if match:
-                    _, Wp, bp = match[0]
-                    both = np.concatenate([W.ravel(), b]), np.concatenate([Wp.ravel(), bp])
-                    row["error"] = rel(*both)
+            b = load(name + "." + fit["config"] + ".b.bin", N) if weighted else None
+            solved["fusekit " + fit["config"]] = (fit["seconds"], load(name + "." + fit["config"] + ".W.bin", N, L), b,
+                                                  fit["config"] if weighted else None)
+        against = "exact" if (k["reference"] or weighted) else "lstsq"
+        for label, (t, W, b, config) in solved.items():
+            if weighted:
+                ref = np.concatenate([load(name + "." + config + ".ref.bin", N * L), load(name + "." + config + ".bref.bin", N)])
+                error = rel(np.concatenate([W.ravel(), b]), ref)
+            elif k["reference"]:
+                error = rel(W, load(name + ".ref.bin", N, L), scale)
             else:
-                row["error"] = rel(W, ref)
-            rows.append(row)
+                error = None if label == "np.linalg.lstsq" else rel(W, solved["np.linalg.lstsq"][1], scale)
+            fit = next((f for f in k["fits"] if label == "fusekit " + f["config"]), {})
+            rows.append({"kind": name, "shape": [K, L, N], "solver": label + (f" ({config})" if weighted and
+                         label.startswith("sklearn") else ""), "seconds": t, "error": error, "against": against,
+                         "status": fit.get("status", ""), "iterations": fit.get("iterations"),
+                         "preconditioner": fit.get("preconditioner"), "formulation": fit.get("formulation")})
 
     print(f"\n{'kind':26} {'K x L x N':>16} {'solver':44} {'error':>9} {'vs':>7} {'seconds':>9}  status")
     for r in rows:

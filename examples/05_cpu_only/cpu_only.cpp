@@ -68,7 +68,7 @@ int main() {
     }
     Y[static_cast<std::size_t>(k)] = y;
   }
-  fusekit::linear_association<double> net(L, N);  // gd_options::recommended(): CG with the Jacobi preconditioner
+  fusekit::linear_association<double> net(L, N);  // gd_options::recommended(): CG with the Cholesky preconditioner
   fusekit::fit_report const r =
       net.fit(fusekit::matrix<const double>(X.data(), K, L), fusekit::matrix<const double>(Y.data(), K, N));
   std::printf("fit: %s\n", r.summary().c_str());

@@ -57,9 +57,9 @@ class linear_association {
   /// \param outputs N, at least 1
   /// \param options what every `fit` uses (`options()` changes them); W starts
   ///                at 0. Default: `gd_options::recommended()`, conjugate
-  ///                gradients with the Jacobi preconditioner and one step
-  ///                of refinement, the method for
-  ///                real data (not the seed's plain descent, `gd_options{}`)
+  ///                gradients with the Cholesky preconditioner and refinement,
+  ///                the method for real data (not the seed's plain
+  ///                descent, `gd_options{}`)
   /// \param policy  the default policy of `fit` and `predict`, and where W lives
   linear_association(std::int64_t inputs, std::int64_t outputs, gd_options options = gd_options::recommended(),
                      const Policy& policy = {})

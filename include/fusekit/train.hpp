@@ -17,13 +17,19 @@
 ///
 /// * Views are row-major `cuda::std::mdspan`s (`fusekit::matrix<T>`), host
 ///   memory for `fusekit::cpu`, device memory for `fusekit::cuda`; float or double.
-/// * For real data (features in their own units, correlated, an intercept
-///   column) use `gd_options::recommended()`: conjugate gradients with the
-///   Jacobi preconditioner, the relative tolerance alone and one step of
-///   refinement (`refinement_steps`). It converges in
-///   at most about L iterations where plain descent needs O(κ(XᵀX)) and
-///   Nesterov O(√κ), and raw units make κ large (10^7–10^14). The fields'
-///   defaults stay the seed's plain descent, the user's loop iterate for iterate.
+/// * For real data (features in their own units, correlated, ill-conditioned,
+///   an intercept column) use `gd_options::recommended()`: conjugate gradients
+///   with the Cholesky preconditioner (Jacobi where it does not run), the
+///   relative tolerance alone and refinement (`refinement_steps`). With
+///   Cholesky it ends in a few iterations whatever κ; with Jacobi in at most
+///   about L, where plain descent needs O(κ(XᵀX)) and Nesterov O(√κ), and raw
+///   units make κ large (10^7–10^14). On rank-deficient data (dependent
+///   columns, K < L) CG from W = 0 returns: with `none`, the minimum-norm
+///   least-squares solution (np.linalg.lstsq's); with `jacobi`, the one of
+///   least ‖D^½ w‖; with `cholesky`, a least-squares solution (docs/trainer.md,
+///   "Every kind of data").
+///   The fields' defaults stay the seed's plain descent, the user's loop
+///   iterate for iterate.
 /// * `method`: plain gradient descent (the user's algorithm, iterate for
 ///   iterate), Nesterov's accelerated gradient with adaptive restart
 ///   (momentum j/(j+3), j reset to 0 when a step goes uphill, gᵀ(w_new − w) > 0:
@@ -34,7 +40,7 @@
 ///   takes the Gram formulation only), which needs no learning rate and
 ///   confirms `converged` on the residual b − A w itself
 ///   (detail/train/conjugate_gradient.hpp).
-/// * `preconditioner`: `none`, or `jacobi`, M = diag(XᵀX)⁻¹ (0 for a column of
+/// * `preconditioner`: `none`, `cholesky` (CG only: train_types.hpp), or `jacobi`, M = diag(XᵀX)⁻¹ (0 for a column of
 ///   zeros, whose weight then stays 0): every feature scaled to unit norm. CG
 ///   becomes preconditioned CG. Plain and Nesterov become scaled gradient
 ///   descent, w ← w − lr·M·grad with lr = 1/λmax(M^½ XᵀX M^½): their iterates
@@ -81,6 +87,8 @@
 
 #include <cuda/std/mdspan>
 
+#include <iterator>
+#include <string>
 #include <type_traits>
 
 namespace fusekit {
@@ -153,17 +161,19 @@ void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<
   }
 }
 
-/// Y_hat = X Wᵀ + b: `predict`, then the intercepts b (N values, as `fit`
-/// wrote them with fit_extras) added to every row, on the host (fusekit::cpu).
-template <class T>
-void predict(const cpu& policy, matrix<const T> X, matrix<const T> W, ::cuda::std::span<const T> intercept,
-             matrix<T> Y_hat) {
-  FUSEKIT_EXPECTS(static_cast<std::int64_t>(intercept.size()) == W.extent(0),
-                  "fusekit::predict: intercept has " + std::to_string(intercept.size()) +
+/// Y_hat = X Wᵀ + b: `predict`, then the intercepts b (N values in any
+/// contiguous range, as `fit` wrote them with fit_extras) added to every row,
+/// on the host (fusekit::cpu). X, W and Y_hat as `predict` takes them.
+template <class MX, class MW, class B, class MY, std::enable_if_t<detail::all_row_major_v<MX, MW, MY>, int> = 0>
+void predict(const cpu& policy, const MX& X, const MW& W, const B& intercept, const MY& Y_hat) {
+  using T = std::remove_cv_t<typename MY::element_type>;
+  ::cuda::std::span<const T> const b(std::data(intercept), std::size(intercept));
+  FUSEKIT_EXPECTS(static_cast<std::int64_t>(b.size()) == static_cast<std::int64_t>(W.extent(0)),
+                  "fusekit::predict: intercept has " + std::to_string(b.size()) +
                       " values; it needs one per output (N = " + std::to_string(W.extent(0)) + ")");
   predict(policy, X, W, Y_hat);
-  for (std::int64_t k = 0; k < Y_hat.extent(0); ++k) {
-    for (std::int64_t n = 0; n < Y_hat.extent(1); ++n) { Y_hat(k, n) = Y_hat(k, n) + intercept[n]; }
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(Y_hat.extent(0)); ++k) {
+    for (std::int64_t n = 0; n < static_cast<std::int64_t>(Y_hat.extent(1)); ++n) { Y_hat(k, n) = Y_hat(k, n) + b[n]; }
   }
 }
 

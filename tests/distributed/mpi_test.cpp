@@ -352,6 +352,30 @@ TEST(Mpi, BadInputOnOneRankThrowsOnEveryRank) {
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
 }
 
+// Bad input on several ranks at once, each its own: every rank throws the
+// lowest failing rank's message (rank 1's here: rank 0's input is good).
+TEST(Mpi, BadInputOnSeveralRanksThrowsTheLowestFailingRanksMessage) {
+  if (ranks_here() < 3) { GTEST_SKIP() << "needs 3 ranks or more"; }
+  std::vector<float> x(100, 1.0f);
+  fusekit::mpi const world{MPI_COMM_WORLD};
+  // rank r > 0 passes a null span of r elements: a message that names r and its count
+  ::cuda::std::span<const float> const mine =
+      rank_here() == 0 ? ::cuda::std::span<const float>(x)
+                       : ::cuda::std::span<const float>(static_cast<const float*>(nullptr), std::size_t(rank_here()));
+  try {
+    (void)fusekit::sum(world, mine);
+    ADD_FAILURE() << "no exception";
+  } catch (const fusekit::invalid_argument& e) {
+    std::string const what = e.what();
+    EXPECT_NE(what.find("(rank 1)"), std::string::npos) << what;
+    EXPECT_NE(what.find("has 1 elements"), std::string::npos) << what;
+    for (int r = 2; r < ranks_here(); ++r) {
+      EXPECT_EQ(what.find("(rank " + std::to_string(r) + ")"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
 // What every rank must pass alike, passed differently by the last rank: every
 // rank throws the same invalid_argument, naming what differs, and none waits
 // (each used to hang, corrupt the heap or give ranks different answers).
@@ -393,6 +417,29 @@ TEST(Mpi, ArgumentsThatDifferAcrossRanksThrowOnEveryRank) {
     expect_disagreement("max_iterations", fit_with(f, [](fusekit::gd_options& o) { o.max_iterations = 7; }));
     expect_disagreement("method", fit_with(f, [](fusekit::gd_options& o) { o.method = fusekit::gd_method::nesterov; }));
     expect_disagreement("refinement_steps", fit_with(f, [](fusekit::gd_options& o) { o.refinement_steps = 2; }));
+    expect_disagreement("relative_tolerance", fit_with(f, [](fusekit::gd_options& o) { o.relative_tolerance = 1e-6; }));
+    expect_disagreement("learning_rate", fit_with(f, [](fusekit::gd_options& o) { o.learning_rate = 1e-3; }));
+    expect_disagreement("init", fit_with(f, [](fusekit::gd_options& o) { o.init = fusekit::gd_init::uniform; }));
+    expect_disagreement("seed", fit_with(f, [](fusekit::gd_options& o) { o.seed = 9; }));
+    expect_disagreement("formulation", fit_with(f, [f](fusekit::gd_options& o) {
+                          o.formulation = f == fusekit::gd_formulation::gram ? fusekit::gd_formulation::direct
+                                                                             : fusekit::gd_formulation::gram;
+                        }));
+    expect_disagreement("preconditioner", fit_with(f, [](fusekit::gd_options& o) {
+                          o.preconditioner = fusekit::gd_preconditioner::jacobi;
+                        }));
+    expect_disagreement("stall_window", fit_with(f, [](fusekit::gd_options& o) { o.stall_window = 7; }));
+    expect_disagreement("progress_every", fit_with(f, [](fusekit::gd_options& o) { o.progress_every = 7; }));
+    // A warm start that differs: the ranks would iterate apart (and, with a
+    // progress callback, make different numbers of collective calls).
+    expect_disagreement("W (the warm start)", [&](bool differ) {
+      fusekit::gd_options o;
+      o.formulation = f;
+      o.init = fusekit::gd_init::warm_start;
+      o.max_iterations = 50;
+      std::vector<double> W0(N * L, differ ? 1.0 : 0.5);
+      (void)fusekit::fit(world, X, Y, fusekit::matrix<double>(W0.data(), N, L), o);
+    });
     expect_disagreement("ridge", fit_with(f, [](fusekit::gd_options& o) { o.ridge = 0.5; }));
     expect_disagreement("fit_intercept", fit_with(f, [](fusekit::gd_options& o) { o.fit_intercept = true; }));
     expect_disagreement("progress (set or not)",

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -128,6 +129,53 @@ TEST(DistributedTree, LayoutsWithGapsOrOverlapsAreRejected) {
   EXPECT_THROW(fusekit::detail::check_layout("f", {{1, 10}}), fusekit::invalid_argument);
   EXPECT_THROW(fusekit::detail::check_layout("f", {{0, -1}}), fusekit::invalid_argument);
   EXPECT_EQ(fusekit::detail::check_layout("f", {{5, 5}, {0, 0}, {0, 5}}), 10);
+}
+
+// owner_of(layout, i): the rank whose shard [offset, offset + size) holds i,
+// −1 past every shard; an empty shard owns nothing. On the layout of a tile,
+// 5 values, then two tiles, and on random layouts against a plain search.
+TEST(DistributedTree, OwnerOfIsTheRankWhoseHalfOpenShardHoldsTheIndex) {
+  using fusekit::detail::owner_of;
+  std::int64_t const tile = fusekit::detail::tree_tile;
+  std::vector<shard> const layout = {{0, tile}, {tile, 5}, {tile + 5, 2 * tile}};
+  EXPECT_EQ(owner_of(layout, 0), 0);
+  EXPECT_EQ(owner_of(layout, tile - 1), 0);
+  EXPECT_EQ(owner_of(layout, tile), 1);
+  EXPECT_EQ(owner_of(layout, tile + 4), 1);
+  EXPECT_EQ(owner_of(layout, tile + 5), 2);
+  EXPECT_EQ(owner_of(layout, 3 * tile + 4), 2);
+  EXPECT_EQ(owner_of(layout, 3 * tile + 5), -1);
+  std::mt19937 rng(31);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::int64_t const n = 1 + static_cast<std::int64_t>(rng() % (3 * tile));
+    auto const random = random_layout(n, 1 + static_cast<int>(rng() % 6), rng);
+    for (std::int64_t i = 0; i <= n; i += 1 + static_cast<std::int64_t>(rng() % 97)) {
+      int want = -1;
+      for (std::size_t r = 0; r < random.size(); ++r) {
+        if (random[r].offset <= i && i - random[r].offset < random[r].size) { want = static_cast<int>(r); }
+      }
+      ASSERT_EQ(owner_of(random, i), want) << "trial " << trial << " index " << i;
+    }
+  }
+}
+
+// rows_in_all(shapes): K summed over the ranks, (K, L, N) per rank; every
+// rank needs rank 0's L and N (the NCCL fit relies on this check alone), and
+// some rank needs a row.
+TEST(DistributedTree, RowsInAllSumsKAndRejectsAnotherLOrN) {
+  using fusekit::detail::rows_in_all;
+  EXPECT_EQ(rows_in_all("f", {3, 4, 2, 0, 4, 2, 5, 4, 2}), 8);
+  auto const rejected = [](const std::vector<std::int64_t>& shapes, const std::string& needle) {
+    try {
+      (void)rows_in_all("f", shapes);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  rejected({3, 4, 2, 1, 4, 3}, "rank 1 has L = 4, N = 3 but rank 0 has L = 4, N = 2");
+  rejected({3, 4, 2, 1, 4, 2, 2, 5, 2}, "rank 2 has L = 5, N = 2");
+  rejected({0, 4, 2, 0, 4, 2}, "no rank has a row of X");
 }
 
 }  // namespace

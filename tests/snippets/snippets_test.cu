@@ -182,6 +182,32 @@ void train_recommended(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<dou
   EXPECT_TRUE(r.all_converged());
 }
 
+void train_extras(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> W, fusekit::matrix<double> Y_hat,
+                  std::int64_t K, std::int64_t N, fusekit::gd_options o) {
+  // clang-format off
+  // snippet: include/fusekit/train.hpp
+  std::vector<double> s(K, 1.0), b(N);
+  o.fit_intercept = true;  o.ridge = 0.1;
+  fusekit::fit(fusekit::cpu{}, X, Y, W, o, fusekit::fit_extras<double>{s, b});
+  fusekit::predict(fusekit::cpu{}, X, W, b, Y_hat);      // X Wᵀ + b
+  // end snippet
+  // clang-format on
+}
+
+void trainer_md_ridge(cmatrix<double> X, cmatrix<double> Y, fusekit::matrix<double> W, fusekit::matrix<double> Y_hat,
+                      std::int64_t K, std::int64_t N) {
+  // clang-format off
+  // snippet: docs/trainer.md
+  fusekit::gd_options o = fusekit::gd_options::recommended();
+  o.fit_intercept = true;   // b, not penalized
+  o.ridge = 1.0;            // λ‖W‖², Ridge(alpha=1.0)
+  std::vector<double> s(K, 1.0), b(N);   // sample weights, intercepts
+  fusekit::fit(fusekit::cpu{}, X, Y, W, o, fusekit::fit_extras<double>{s, b});
+  fusekit::predict(fusekit::cpu{}, X, W, b, Y_hat);   // X Wᵀ + b
+  // end snippet
+  // clang-format on
+}
+
 void train_cuh_workspace(cudaStream_t stream, std::int64_t K, std::int64_t L, std::int64_t N,
                          const fusekit::gd_options& options, cmatrix<float> X, cmatrix<float> Y,
                          fusekit::matrix<float> W, span<std::byte> ws) {
@@ -204,7 +230,7 @@ void linear_association_header(cudaStream_t stream, std::int64_t L, std::int64_t
   fusekit::linear_association<double> net(L, N);            // W: N × L zeros, on the host
   net.options().max_iterations = 1000;                       // options: gd_options::recommended()
   fusekit::fit_report r = net.fit(X, Y);                     // X: K × L, Y: K × N
-  net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ
+  net.predict(X, Y_hat);                                     // Y_hat = X Wᵀ + b
   // end snippet
   // clang-format on
   (void)r;
@@ -256,6 +282,14 @@ TEST(Snippets, CpuSnippetsRun) {
   for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], p.Y[i], 1e-3); }
   train_recommended(cmatrix<double>(p.X.data(), 50, 4), cmatrix<double>(p.Y.data(), 50, 2),
                     fusekit::matrix<double>(W.data(), 2, 4));
+  // Y = X W_trueᵀ exactly: with an intercept it fits b = 0 and Y_hat = Y.
+  train_extras(cmatrix<double>(p.X.data(), 50, 4), cmatrix<double>(p.Y.data(), 50, 2),
+               fusekit::matrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Y_hat.data(), 50, 2), 50, 2,
+               fusekit::gd_options::recommended());
+  for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], p.Y[i], 0.05 * (1 + std::fabs(p.Y[i]))); }
+  trainer_md_ridge(cmatrix<double>(p.X.data(), 50, 4), cmatrix<double>(p.Y.data(), 50, 2),
+                   fusekit::matrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Y_hat.data(), 50, 2), 50, 2);
+  for (std::size_t i = 0; i < Y_hat.size(); ++i) { EXPECT_NEAR(Y_hat[i], p.Y[i], 0.5 * (1 + std::fabs(p.Y[i]))); }
 }
 
 TEST(Snippets, GpuSnippetsRun) {

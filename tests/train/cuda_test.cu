@@ -92,6 +92,52 @@ TEST(GpuFit, SingleLaunchAndCublasMatchTheCpu) {
   }
 }
 
+// recommended()'s Cholesky preconditioner runs on fusekit::cpu and fusekit::mpi;
+// on the GPU Jacobi runs in its place, and the report says so: the fit is
+// the Jacobi fit, bit for bit.
+TEST(GpuFit, CholeskyRunsAsJacobiAndTheReportSaysSo) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const p = fusekit::test::make_raw_problem<double>(400, 12, 3, 71, 0.1);
+  gd_options o = gd_options::recommended();
+  std::vector<double> Wc, Wj;
+  auto const chol = gpu_fit(p, Wc, o, 0);
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  auto const jac = gpu_fit(p, Wj, o, 0);
+  device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
+  auto const r = fusekit::fit(fusekit::cuda{}, cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
+                              fusekit::matrix<double>(dW.data(), p.N, p.L), gd_options::recommended());
+  EXPECT_EQ(r.preconditioner, fusekit::gd_preconditioner::jacobi);
+  EXPECT_EQ(Wc, Wj);
+  for (std::size_t n = 0; n < chol.outputs.size(); ++n) {
+    EXPECT_EQ(chol.outputs[n].iterations, jac.outputs[n].iterations);
+  }
+}
+
+// Ridge, an intercept and sample weights run on the CPU and MPI: the GPU
+// backends say so before they touch anything (no device needed).
+TEST(CudaFitErrors, RidgeInterceptAndWeightsAreRejectedWithAMessage) {
+  std::vector<double> X(6, 1.0), Y(3, 1.0), W(2, 0.0), s(3, 1.0), b(1);
+  fusekit::matrix<const double> const Xv(X.data(), 3, 2), Yv(Y.data(), 3, 1);
+  fusekit::matrix<double> const Wv(W.data(), 1, 2);
+  auto const expect_rejected = [&](const gd_options& o, const fusekit::fit_extras<double>& e) {
+    try {
+      (void)fusekit::fit(fusekit::cuda{}, Xv, Yv, Wv, o, e);
+      ADD_FAILURE() << "accepted";
+    } catch (const fusekit::invalid_argument& err) {
+      EXPECT_NE(std::string(err.what()).find("run on fusekit::cpu and fusekit::mpi"), std::string::npos) << err.what();
+    }
+  };
+  gd_options o;
+  o.ridge = 0.5;
+  expect_rejected(o, {});
+  o.ridge = 0;
+  o.fit_intercept = true;
+  expect_rejected(o, {{}, b});
+  o.fit_intercept = false;
+  expect_rejected(o, {s, {}});
+  EXPECT_EQ(W, std::vector<double>(2, 0.0));
+}
+
 TEST(GpuFit, UsersNineByNineRunsInOneLaunchInFloatAndDouble) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   auto const pd = make_problem<double>(9, 9, 9, 2);

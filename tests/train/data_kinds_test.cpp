@@ -29,11 +29,12 @@ using fusekit::gd_options;
 using fusekit::gd_preconditioner;
 using fusekit::stop_rule;
 using fusekit::test::cpu_fit;
-using fusekit::test::make_problem;
-using fusekit::test::problem;
 using fusekit::test::decaying_problem;
+using fusekit::test::make_problem;
 using fusekit::test::poly_problem;
+using fusekit::test::problem;
 using fusekit::test::vandermonde_problem;
+using fusekit::test::weighted_ridge_reference;
 
 // ‖y_n − X w_n‖² in long double.
 template <class T, class W>
@@ -188,7 +189,8 @@ TEST(IllConditioned, FloatDataReachFloatAccuracy) {
 // precision), an automatic fit leaves A for CGLS, preconditioned by the
 // same factor, which works on κ(X) rather than κ².
 TEST(IllConditioned, BeyondWhatTheGramMatrixHoldsCglsTakesOver) {
-  for (const auto& p : {vandermonde_problem<double>(1000, 12, 3, 0.01), decaying_problem<double>(500, 20, 7.0, 4, 1e-3)}) {
+  for (const auto& p :
+       {vandermonde_problem<double>(1000, 12, 3, 0.01), decaying_problem<double>(500, 20, 7.0, 4, 1e-3)}) {
     auto const W_star = fusekit::test::least_squares_reference(p);
     std::vector<double> W;
     auto const r = cpu_fit(p, W, gd_options::recommended());
@@ -204,43 +206,6 @@ TEST(IllConditioned, BeyondWhatTheGramMatrixHoldsCglsTakesOver) {
 }
 
 // ---- Ridge, an intercept and sample weights (scikit-learn's meaning) ----
-
-// The reference: min Σ s_k‖y_k − W x_k − b‖² + λ‖W‖² in long double, by
-// centring with the weighted means, scaling rows by √s_k, appending √λ·I, and
-// Householder QR; b = ȳ − W x̄.
-template <class T>
-void weighted_ridge_reference(const problem<T>& p, const std::vector<T>& s, double lambda, bool intercept,
-                              std::vector<long double>& W, std::vector<long double>& b) {
-  std::int64_t const K = p.K, L = p.L, N = p.N;
-  std::vector<long double> xm(L, 0.0L), ym(N, 0.0L);
-  long double total = 0;
-  for (std::int64_t k = 0; k < K && intercept; ++k) {
-    for (std::int64_t l = 0; l < L; ++l) { xm[l] += static_cast<long double>(s[k]) * p.X[k * L + l]; }
-    for (std::int64_t n = 0; n < N; ++n) { ym[n] += static_cast<long double>(s[k]) * p.Y[k * N + n]; }
-    total += s[k];
-  }
-  for (std::int64_t l = 0; l < L; ++l) {  // a constant column's mean is its value (no rounding, -ffast-math too)
-    bool constant = true;
-    for (std::int64_t k = 1; k < K; ++k) { constant = constant && p.X[k * L + l] == p.X[l]; }
-    xm[l] = !intercept ? 0.0L : constant ? static_cast<long double>(p.X[l]) : xm[l] / total;
-  }
-  for (auto& v : ym) { v = intercept ? v / total : 0.0L; }
-  std::int64_t const rows = K + (lambda > 0 ? L : 0);
-  problem<long double> q{rows, L, N, std::vector<long double>(rows * L, 0.0L), std::vector<long double>(rows * N, 0.0L),
-                         {}};
-  for (std::int64_t k = 0; k < K; ++k) {
-    long double const r = sqrtl(static_cast<long double>(s[k]));
-    for (std::int64_t l = 0; l < L; ++l) { q.X[k * L + l] = r * (p.X[k * L + l] - xm[l]); }
-    for (std::int64_t n = 0; n < N; ++n) { q.Y[k * N + n] = r * (p.Y[k * N + n] - ym[n]); }
-  }
-  for (std::int64_t l = 0; l < L && lambda > 0; ++l) { q.X[(K + l) * L + l] = sqrtl(static_cast<long double>(lambda)); }
-  W = fusekit::test::least_squares_reference(q);
-  b.assign(N, 0.0L);
-  for (std::int64_t n = 0; n < N; ++n) {
-    b[n] = ym[n];
-    for (std::int64_t l = 0; l < L; ++l) { b[n] -= W[n * L + l] * xm[l]; }
-  }
-}
 
 long double max_relative(const std::vector<double>& got, const std::vector<long double>& want) {
   long double num = 0, den = 0;
@@ -273,8 +238,8 @@ TEST(RidgeInterceptWeights, MatchTheLongDoubleReference) {
     o.fit_intercept = intercept;
     std::vector<double> W(static_cast<std::size_t>(2 * L)), b(2, 7.0);
     auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
-                                fusekit::matrix<const double>(p.Y.data(), K, 2), fusekit::matrix<double>(W.data(), 2, L),
-                                o, fusekit::fit_extras<double>{s, b});
+                                fusekit::matrix<const double>(p.Y.data(), K, 2),
+                                fusekit::matrix<double>(W.data(), 2, L), o, fusekit::fit_extras<double>{s, b});
     EXPECT_TRUE(r.all_converged()) << "trial " << trial << ": " << r.summary();
     std::vector<long double> W_ref, b_ref;
     weighted_ridge_reference(p, s, lambda, intercept, W_ref, b_ref);
@@ -311,7 +276,9 @@ std::vector<long double> minimum_norm_wide(const problem<double>& p) {
   std::vector<long double> W(static_cast<std::size_t>(N * L), 0.0L);
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t l = 0; l < L; ++l) {
-      for (std::int64_t k = 0; k < K; ++k) { W[n * L + l] += static_cast<long double>(p.X[k * L + l]) * M[k * (K + N) + K + n]; }
+      for (std::int64_t k = 0; k < K; ++k) {
+        W[n * L + l] += static_cast<long double>(p.X[k * L + l]) * M[k * (K + N) + K + n];
+      }
     }
   }
   return W;
@@ -394,6 +361,129 @@ TEST(ExtremeUnits, TinyAndHugeColumnsAreScaledExactly) {
   }
 }
 
+// ---- Units: the relative rule and the floor are in the metric D ----
+
+// Columns in units from 2^-10 to 2^12, and the same problem with two columns
+// rescaled by 2^20 and 2^-17 (exactly).
+std::pair<problem<double>, problem<double>> spread_and_rescaled(std::uint32_t seed, std::vector<int>& shift) {
+  auto p = make_problem<double>(300, 6, 2, seed, false, 0.1);
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    for (std::int64_t l = 0; l < p.L; ++l) {
+      p.X[k * p.L + l] = std::ldexp(p.X[k * p.L + l], static_cast<int>(4 * l) - 10);
+    }
+  }
+  shift = {0, -17, 0, 20, 0, 0};
+  auto q = p;
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    for (std::int64_t l = 0; l < p.L; ++l) { q.X[k * p.L + l] = std::ldexp(p.X[k * p.L + l], shift[l]); }
+  }
+  return {p, q};
+}
+
+// With Jacobi every method is the same on features rescaled by powers of two:
+// the same stops after the same iterations, W scaled back exactly. (The
+// relative rule and the preconditioner read D; the automatic rate is that of
+// the scaled features.)
+TEST(Units, JacobiFitsDoNotSeeAPowerOfTwoRescaling) {
+  std::vector<int> shift;
+  auto const [p, q] = spread_and_rescaled(70, shift);
+  for (auto method : {gd_method::conjugate_gradient, gd_method::plain, gd_method::nesterov}) {
+    for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+      gd_options o;
+      o.method = method;
+      o.formulation = f;
+      o.preconditioner = gd_preconditioner::jacobi;
+      o.relative_tolerance = 1e-8;
+      o.max_iterations = 20000;
+      std::vector<double> Wp, Wq;
+      auto const rp = cpu_fit(p, Wp, o);
+      auto const rq = cpu_fit(q, Wq, o);
+      std::string const what = std::string(fusekit::to_string(method)) + " " + fusekit::to_string(f);
+      EXPECT_TRUE(rp.all_converged()) << what << ": " << rp.summary();
+      EXPECT_EQ(rp.learning_rate, rq.learning_rate) << what;
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        EXPECT_EQ(rp.outputs[n].iterations, rq.outputs[n].iterations) << what;
+        EXPECT_EQ(rp.outputs[n].rule, rq.outputs[n].rule) << what;
+        for (std::int64_t l = 0; l < p.L; ++l) {
+          EXPECT_EQ(Wq[n * p.L + l], std::ldexp(Wp[n * p.L + l], -shift[l])) << what << " weight " << l;
+        }
+      }
+    }
+  }
+}
+
+// Without a preconditioner too, `converged` by the relative rule means it on
+// the true gradient in D (not in the plain norm, where the 2^12 feature hides
+// the 2^-10 one), and a tolerance below reach ends `stalled` at the floor
+// (with W the solution) within a few stall windows, not at max_iterations
+// (or `converged`, where the computed gradient met even that tolerance).
+TEST(Units, TheRelativeRuleAndTheFloorHoldInDWithoutAPreconditioner) {
+  std::vector<int> shift;
+  auto const [p, q] = spread_and_rescaled(71, shift);
+  auto const W_star = fusekit::test::least_squares_reference(p);
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    for (auto pre : {gd_preconditioner::none, gd_preconditioner::jacobi}) {
+      std::string const what = std::string(fusekit::to_string(f)) + " " + fusekit::to_string(pre);
+      gd_options o;
+      o.method = gd_method::conjugate_gradient;
+      o.formulation = f;
+      o.preconditioner = pre;
+      o.relative_tolerance = 1e-7;
+      o.max_iterations = 100000;
+      std::vector<double> W;
+      auto r = cpu_fit(p, W, o);
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        EXPECT_EQ(r.outputs[n].rule, stop_rule::relative_tolerance) << what;
+        EXPECT_LE(relative_gradient(p, W, n), 1.01L * o.relative_tolerance + 1e-13L) << what;
+      }
+      o.relative_tolerance = 1e-18;  // below reach
+      o.stall_window = 40;
+      r = cpu_fit(p, W, o);
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        // stalled at the floor; or converged, where the computed gradient met even this (it can be 0)
+        bool const floor = r.outputs[n].status == fit_status::stalled && r.outputs[n].rule == stop_rule::rounding_floor;
+        bool const met =
+            r.outputs[n].status == fit_status::converged && r.outputs[n].rule == stop_rule::relative_tolerance;
+        EXPECT_TRUE(floor || met) << what << " " << fusekit::to_string(r.outputs[n].status) << " "
+                                  << fusekit::to_string(r.outputs[n].rule);
+        EXPECT_LE(r.outputs[n].iterations, 20 * p.L + 4 * o.stall_window) << what;
+      }
+      EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-9) << what;
+    }
+  }
+}
+
+// The stall at the rounding floor does not depend on the units either: the
+// same ill-conditioned design in units 2^-20, 1 and 2^20 (every column) stalls
+// at the same iteration, W scaled exactly, within a few stall windows.
+TEST(Units, AStallAtTheFloorIsTheSameInAnyUnits) {
+  auto const base = decaying_problem<double>(400, 10, 4.0, 72, 1e-3);
+  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+    gd_options o;
+    o.method = gd_method::conjugate_gradient;
+    o.formulation = f;
+    o.preconditioner = gd_preconditioner::jacobi;
+    o.relative_tolerance = 1e-18;  // below reach
+    o.stall_window = 40;
+    o.max_iterations = 20000;
+    std::vector<double> W0;
+    auto const r0 = cpu_fit(base, W0, o);
+    for (int e : {-20, 20}) {
+      auto p = base;
+      for (auto& x : p.X) { x = std::ldexp(x, e); }
+      std::vector<double> W;
+      auto const r = cpu_fit(p, W, o);
+      for (std::int64_t n = 0; n < p.N; ++n) {
+        EXPECT_EQ(r0.outputs[n].status, fit_status::stalled) << fusekit::to_string(f);
+        EXPECT_LE(r0.outputs[n].iterations, 20 * p.L + 4 * o.stall_window) << fusekit::to_string(f);
+        EXPECT_EQ(r.outputs[n].status, r0.outputs[n].status) << fusekit::to_string(f) << " 2^" << e;
+        EXPECT_EQ(r.outputs[n].iterations, r0.outputs[n].iterations) << fusekit::to_string(f) << " 2^" << e;
+      }
+      for (std::size_t i = 0; i < W.size(); ++i) { EXPECT_EQ(W[i], std::ldexp(W0[i], -e)) << fusekit::to_string(f); }
+    }
+  }
+}
+
 // ---- Never worse than the best iterate (gd_options, "W on every status") ----
 
 // CGLS asked for a relative tolerance far below its rounding floor: it stops
@@ -424,9 +514,9 @@ TEST(BestIterate, ZeroTargetsFromAWarmStartEndAtZero) {
     o.formulation = f;
     o.init = gd_init::warm_start;
     std::vector<double> W(5, 1.0);
-    auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), 60, 5),
-                                fusekit::matrix<const double>(p.Y.data(), 60, 1), fusekit::matrix<double>(W.data(), 1, 5),
-                                o);
+    auto const r =
+        fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), 60, 5),
+                     fusekit::matrix<const double>(p.Y.data(), 60, 1), fusekit::matrix<double>(W.data(), 1, 5), o);
     EXPECT_NE(r.outputs[0].status, fit_status::diverged) << fusekit::to_string(f);
     // W = 0 has residual 0: a W that is not the solution has a larger one.
     EXPECT_EQ(residual2(p, W, 0), 0.0L) << fusekit::to_string(f) << " " << W[0];
@@ -455,9 +545,9 @@ TEST(BestIterate, AnUnconvergedFitIsNeverWorseThanItsStartOrZero) {
     std::vector<double> W(static_cast<std::size_t>(2 * L));
     for (auto& w : W) { w = static_cast<double>(gen() % 2001) / 100.0 - 10.0; }
     std::vector<double> const start = o.init == gd_init::warm_start ? W : std::vector<double>(W.size(), 0.0);
-    auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
-                                fusekit::matrix<const double>(p.Y.data(), K, 2), fusekit::matrix<double>(W.data(), 2, L),
-                                o);
+    auto const r =
+        fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
+                     fusekit::matrix<const double>(p.Y.data(), K, 2), fusekit::matrix<double>(W.data(), 2, L), o);
     std::vector<double> const zero(W.size(), 0.0);
     for (std::int64_t n = 0; n < 2; ++n) {
       if (r.outputs[n].status == fit_status::converged) { continue; }

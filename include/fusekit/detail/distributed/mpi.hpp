@@ -198,6 +198,9 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
   add_options(key, o);
   cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
+  if (o.init == gd_init::warm_start) {  // the same start on every rank, or ranks iterate apart (and may hang)
+    key.add("W (the warm start)", bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
+  }
   key.add("sample weights (given or not)", !extras.sample_weight.empty())
       .add("intercept (given or not)", !extras.intercept.empty());
   collective_check(comm, key, [&] {

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -119,23 +121,62 @@ struct call_key {
   }
 };
 
-/// The options every rank of a fit must share (a callback's presence, not its target).
+/// Every field of gd_options, by name, in declaration order: the one list
+/// the agreement key is made of (a callback's presence, not its target).
+template <class F>
+void for_each_option(const gd_options& o, const F& f) {
+  f("learning_rate", o.learning_rate.has_value() ? *o.learning_rate : -1.0);
+  f("tolerance", o.tolerance.has_value() ? *o.tolerance : -1.0);
+  f("relative_tolerance", o.relative_tolerance);
+  f("max_iterations", o.max_iterations);
+  f("init", o.init);
+  f("seed", o.seed);
+  f("method", o.method);
+  f("formulation", o.formulation);
+  f("preconditioner", o.preconditioner);
+  f("stall_window", o.stall_window);
+  f("progress (set or not)", static_cast<bool>(o.progress));
+  f("progress_every", o.progress_every);
+  f("refinement_steps", o.refinement_steps);
+  f("ridge", o.ridge);
+  f("fit_intercept", o.fit_intercept);
+}
+
+/// gd_options's fields as for_each_option lists them: a field added to
+/// gd_options and not here changes its size, and the check below fails to
+/// compile until both lists have it.
+struct listed_options {
+  std::optional<double> learning_rate, tolerance;
+  double relative_tolerance;
+  std::int64_t max_iterations;
+  gd_init init;
+  std::uint64_t seed;
+  gd_method method;
+  gd_formulation formulation;
+  gd_preconditioner preconditioner;
+  std::int64_t stall_window;
+  std::function<void(const fit_progress&)> progress;
+  std::int64_t progress_every, refinement_steps;
+  double ridge;
+  bool fit_intercept;
+};
+static_assert(sizeof(listed_options) == sizeof(gd_options),
+              "a gd_options field is missing from for_each_option (mpi_collectives.hpp): every rank must agree on it");
+
+/// The options every rank of a fit must share.
 inline void add_options(call_key& key, const gd_options& o) {
-  key.add("learning_rate", o.learning_rate.has_value() ? *o.learning_rate : -1.0)
-      .add("tolerance", o.tolerance.has_value() ? *o.tolerance : -1.0)
-      .add("relative_tolerance", o.relative_tolerance)
-      .add("max_iterations", o.max_iterations)
-      .add("init", o.init)
-      .add("seed", o.seed)
-      .add("method", o.method)
-      .add("formulation", o.formulation)
-      .add("preconditioner", o.preconditioner)
-      .add("stall_window", o.stall_window)
-      .add("progress (set or not)", static_cast<bool>(o.progress))
-      .add("progress_every", o.progress_every)
-      .add("refinement_steps", o.refinement_steps)
-      .add("ridge", o.ridge)
-      .add("fit_intercept", o.fit_intercept);
+  for_each_option(o, [&](const char* name, const auto& value) { key.add(name, value); });
+}
+
+/// A hash of n values' bytes (FNV-1a): for values every rank must pass alike
+/// (a warm start), compared without sending them.
+template <class T>
+std::int64_t bytes_hash(const T* values, std::int64_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  if (values == nullptr) { return 0; }  // the checks name a null view
+  const auto* const b = reinterpret_cast<const unsigned char*>(values);
+  for (std::int64_t i = 0; i < n * static_cast<std::int64_t>(sizeof(T)); ++i) { h = (h ^ b[i]) * 1099511628211ull; }
+  return static_cast<std::int64_t>(h);
 }
 
 /// Throws `invalid_argument` unless comm is a communicator (MPI_COMM_NULL would

@@ -54,9 +54,9 @@ inline constexpr int max_shifts = 9;
 
 /// G G ᵀ = A' + δI, and S (see the file comment).
 struct cholesky_factor {
-  std::vector<double> G;  ///< L × L, row-major, lower triangle
-  std::vector<double> s;  ///< S's diagonal
-  double shift = 0;       ///< δ
+  std::vector<double> G;      ///< L × L, row-major, lower triangle
+  std::vector<double> s;      ///< S's diagonal
+  double shift = 0;           ///< δ
   double smallest_pivot = 0;  ///< the smallest G_jj² (A' has a unit diagonal: at most 1)
   std::int64_t L = 0;
 
@@ -116,9 +116,7 @@ cholesky_factor make_cholesky(const C* A, std::int64_t L) {
     f.shift = attempt == 0 ? 0.0 : 1e-14 * static_cast<double>(L) * std::pow(100.0, attempt - 1);
     f.G.assign(static_cast<std::size_t>(L * L), 0.0);
     for (std::int64_t i = 0; i < L; ++i) {
-      for (std::int64_t j = 0; j <= i; ++j) {
-        f.G[i * L + j] = f.s[i] * static_cast<double>(A[i * L + j]) * f.s[j];
-      }
+      for (std::int64_t j = 0; j <= i; ++j) { f.G[i * L + j] = f.s[i] * static_cast<double>(A[i * L + j]) * f.s[j]; }
       f.G[i * L + i] = (f.s[i] > 0 ? f.G[i * L + i] : 1.0) + f.shift;
     }
     if (cholesky_in_place(f.G, L, least)) {

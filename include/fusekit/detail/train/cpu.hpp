@@ -131,6 +131,7 @@ fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<cons
   std::vector<double> high, low;
   std::vector<int> exponents = column_exponents(X, o, max, high, low);
   if (!needs_preparation(e, o, exponents)) {
+    for (T& b : e.intercept) { b = T(0); }  // no intercept: b = 0, as documented
     return cpu_fit_checked(policy, X, Y, W, o, total_rows, sum, parallel_direct);
   }
   std::int64_t const L = X.extent(1), N = Y.extent(1);

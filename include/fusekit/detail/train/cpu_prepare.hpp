@@ -36,8 +36,7 @@ inline constexpr int extreme_exponent = 300;
 
 /// Checks the extras of a fit of K rows (this process's) and N outputs.
 template <class T, class Count>
-void check_fit_extras(const fit_extras<T>& e, const gd_options& o, std::int64_t K, std::int64_t N,
-                      const Count& count) {
+void check_fit_extras(const fit_extras<T>& e, const gd_options& o, std::int64_t K, std::int64_t N, const Count& count) {
   const char* const f = "fusekit::fit";
   FUSEKIT_EXPECTS(is_finite(o.ridge) && o.ridge >= 0,
                   std::string(f) + ": ridge is " + describe_value(o.ridge) + "; it must be finite and at least 0");

@@ -29,10 +29,22 @@ FUSEKIT_HD double power_iteration(const Team& team, std::int64_t L, double* v, d
   team.for_each(L, [&](std::int64_t i) { v[i] = start; });
   team.sync();
   double lambda = 0;
-  for (int it = 0; it < power_iteration_max_steps; ++it) {
+  // A start with A v = 0 (orthogonal to every eigenvector of λ > 0: one row
+  // of ±1 in equal numbers, say) gives way to e_0, e_1, ... in turn: A ≠ 0
+  // moves one of them (A is positive semidefinite: A e_i = 0 only for a zero
+  // column). So λ = 0 means A = 0. At most L restarts and max_steps steps.
+  std::int64_t restarts = 0;
+  for (int it = 0; it < power_iteration_max_steps;) {
     apply(v, u);
     double const dot = team.template sum<double>(L, [&](std::int64_t i) { return v[i] * u[i]; });
     double const norm2 = team.template sum<double>(L, [&](std::int64_t i) { return u[i] * u[i]; });
+    if (!(norm2 > 0) && it == 0 && restarts < L) {
+      std::int64_t const basis = restarts++;
+      team.sync();
+      team.for_each(L, [&](std::int64_t i) { v[i] = i == basis ? 1.0 : 0.0; });
+      team.sync();
+      continue;
+    }
     double const previous = lambda;
     lambda = dot;
     if (!(norm2 > 0)) { break; }
@@ -40,6 +52,7 @@ FUSEKIT_HD double power_iteration(const Team& team, std::int64_t L, double* v, d
     team.for_each(L, [&](std::int64_t i) { v[i] = u[i] * inv; });
     team.sync();
     if (it > 0 && ::fabs(lambda - previous) <= power_iteration_tolerance * lambda) { break; }
+    ++it;
   }
   return lambda;
 }

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// Property-based tests of the public entry points on the CPU, with
+// RapidCheck: each property states the promise it checks (the bits, the
+// bound, the status, or the error and nothing written) against an
+// independent reference, on generated shapes (0, 1, tile edges ± 1), data
+// (NaN, ±inf, ±0, subnormals, spread units) and options (at and past their
+// limits). A failure shrinks to a small case and prints it.
+//
+// Case count and seed: RC_PARAMS, e.g. RC_PARAMS="seed=2026 max_success=100"
+// (ctest's `test` preset: a fixed seed; the `nightly` test preset runs 100×).
+#include <fusekit/fusekit.hpp>
+
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::reduce_algorithm;
+
+std::int64_t const tile = fusekit::detail::tree_tile;
+
+/// A length: mostly small, often an edge of the tree's tile (± 1), sometimes 0 or 1.
+rc::Gen<std::int64_t> lengths() {
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{4, rc::gen::inRange<std::int64_t>(0, 300)},
+       {2, rc::gen::element<std::int64_t>(0, 1, 2, 255, 256, 257, tile - 1, tile, tile + 1, 2 * tile + 1)},
+       {1, rc::gen::inRange<std::int64_t>(0, 3 * tile + 2)}});
+}
+
+/// A float: ordinary values, and the special ones a user's data holds (the
+/// type's extremes too, unless `extremes` is false: a sum of them overflows).
+rc::Gen<float> floats(bool extremes = true) {
+  std::vector<float> specials = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, std::numeric_limits<float>::denorm_min(),
+                                 -std::numeric_limits<float>::min() / 2};
+  if (extremes) {
+    specials.push_back(std::numeric_limits<float>::max());
+    specials.push_back(-std::numeric_limits<float>::max());
+  }
+  return rc::gen::weightedOneOf<float>(
+      {{12, rc::gen::map(rc::gen::inRange(-1000000, 1000000), [](int v) { return static_cast<float>(v) / 1024.0f; })},
+       {1, rc::gen::elementOf(specials)}});
+}
+
+/// Same bits, NaN payloads aside (every NaN the same).
+bool same_value(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) { return std::isnan(a) && std::isnan(b); }
+  std::uint32_t x = 0, y = 0;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+/// IEEE 754-2019 minimum: NaN if either is; −0 below +0.
+float ieee_minimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) { return NAN; }
+  if (a == b) { return std::signbit(a) ? a : b; }
+  return a < b ? a : b;
+}
+
+// reduce with an op that is not idempotent (xor: a value taken twice cancels):
+// every algorithm the CPU takes and any thread count give the fold of init
+// and every value, for any length.
+RC_GTEST_PROP(Properties, ReduceWithXorIsTheFoldOfEveryValueOnce, ()) {
+  std::int64_t const n = *lengths();
+  auto const values = *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
+  std::int64_t const init = *rc::gen::arbitrary<std::int64_t>();
+  int const threads = *rc::gen::inRange(1, 5);
+  std::int64_t want = init;
+  for (std::int32_t v : values) { want ^= v; }
+  auto const op = [](std::int64_t a, std::int64_t b) { return a ^ b; };
+  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    std::int64_t got = 0;
+    fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const std::int32_t>(values), &got, op, init, a);
+    RC_ASSERT(got == want);
+  }
+}
+
+// minimum and maximum propagate NaN and order −0 below +0 (IEEE 754-2019),
+// with the same bits on every algorithm and thread count.
+RC_GTEST_PROP(Properties, MinimumIsIeeeMinimumOnEveryAlgorithm, ()) {
+  std::int64_t const n = *lengths();
+  auto const values = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(n), floats());
+  float const init = *floats();
+  int const threads = *rc::gen::inRange(1, 5);
+  float want = init;
+  for (float v : values) { want = ieee_minimum(want, v); }
+  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {  // the atomics take integer min only
+    float got = 1.0f;
+    fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const float>(values), &got, fusekit::minimum{}, init, a);
+    RC_ASSERT(same_value(got, want));
+  }
+}
+
+// Integers sum exactly, into 64 bits, on every algorithm and thread count.
+RC_GTEST_PROP(Properties, IntegerSumsAreExact, ()) {
+  std::int64_t const n = *lengths();
+  auto const values = *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
+  int const threads = *rc::gen::inRange(1, 5);
+  std::int64_t const want = std::accumulate(values.begin(), values.end(), std::int64_t{0});
+  for (auto a : fusekit::all_reduce_algorithms) {
+    RC_ASSERT((fusekit::sum(fusekit::cpu{threads}, values, a, fusekit::accumulate_in<std::int64_t>{})) == want);
+  }
+}
+
+// The deterministic float sum: the same bits for any thread count; NaN when
+// a NaN or both infinities are in; an infinity when one of them alone is (the
+// finite values far from overflow).
+RC_GTEST_PROP(Properties, DeterministicSumIsTheSameForAnyThreadCountAndIeeeOnSpecials, ()) {
+  std::int64_t const n = *lengths();
+  auto const values = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(n), floats(false));
+  float const one = fusekit::sum(fusekit::cpu{1}, values);
+  for (int threads = 2; threads <= 4; ++threads) { RC_ASSERT(same_value(fusekit::sum(fusekit::cpu{threads}, values), one)); }
+  bool const nan = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+  bool const plus = std::count(values.begin(), values.end(), INFINITY) > 0;
+  bool const minus = std::count(values.begin(), values.end(), -INFINITY) > 0;
+  if (nan || (plus && minus)) { RC_ASSERT(std::isnan(one)); }
+  if (!nan && plus != minus) { RC_ASSERT(one == (plus ? INFINITY : -INFINITY)); }
+}
+
+// predict: Y_hat[k, n] = Σ_l X[k, l]·W[n, l], summed in l order from 0,
+// the same bits as that loop, for any shape (K = 0 included).
+RC_GTEST_PROP(Properties, PredictIsTheSumInLOrder, ()) {
+  std::int64_t const K = *rc::gen::inRange<std::int64_t>(0, 40), L = *rc::gen::inRange<std::int64_t>(1, 13),
+                     N = *rc::gen::inRange<std::int64_t>(1, 6);
+  auto const X = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(K * L), floats());
+  auto const W = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(N * L), floats());
+  std::vector<float> Y(static_cast<std::size_t>(K * N), 7.0f);
+  fusekit::predict(fusekit::cpu{}, fusekit::matrix<const float>(X.data(), K, L), fusekit::matrix<const float>(W.data(), N, L),
+                   fusekit::matrix<float>(Y.data(), K, N));
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      float s = 0.0f;
+      for (std::int64_t l = 0; l < L; ++l) { s = s + X[k * L + l] * W[n * L + l]; }
+      RC_ASSERT(same_value(Y[k * N + n], s));
+    }
+  }
+}
+
+/// Options drawn at and past every limit (some valid, many not).
+fusekit::gd_options any_options() {
+  fusekit::gd_options o;
+  double const reals[] = {0.0, -0.0, 1e-300, 1e-163, 1e-150, 1e-40, 1e-13, 1e-8, 0.5, 1.0, 2.0, -1e-3, 1e39, NAN, INFINITY};
+  std::vector<double> const r(std::begin(reals), std::end(reals));
+  if (*rc::gen::arbitrary<bool>()) { o.learning_rate = *rc::gen::elementOf(r); }
+  if (*rc::gen::arbitrary<bool>()) { o.tolerance = *rc::gen::elementOf(r); }
+  o.relative_tolerance = *rc::gen::weightedOneOf<double>({{2, rc::gen::just(0.0)}, {3, rc::gen::elementOf(r)}});
+  o.max_iterations = *rc::gen::element<std::int64_t>(-1, 0, 1, 2, 50);
+  o.stall_window = *rc::gen::element<std::int64_t>(0, 1, 5, 1000);
+  o.progress_every = *rc::gen::element<std::int64_t>(0, 1, 3);
+  o.refinement_steps = *rc::gen::element<std::int64_t>(-1, 0, 1, 8, 9);
+  o.method = static_cast<fusekit::gd_method>(*rc::gen::inRange(0, 4));
+  o.preconditioner = static_cast<fusekit::gd_preconditioner>(*rc::gen::inRange(0, 4));
+  o.formulation = static_cast<fusekit::gd_formulation>(*rc::gen::inRange(0, 4));
+  o.init = static_cast<fusekit::gd_init>(*rc::gen::inRange(0, 4));
+  o.ridge = *rc::gen::element(0.0, 0.5, -1.0, NAN, INFINITY);
+  o.fit_intercept = *rc::gen::arbitrary<bool>();
+  return o;
+}
+
+/// The documented limits of gd_options (train_types.hpp), for a float fit.
+bool valid_for_float(const fusekit::gd_options& o) {
+  auto const positive_float = [](double v) {
+    return std::isfinite(v) && v > 0 && std::isfinite(static_cast<float>(v)) && static_cast<float>(v) > 0;
+  };
+  bool const relative = o.relative_tolerance > 0;
+  if (o.learning_rate && !positive_float(*o.learning_rate)) { return false; }
+  if (!(std::isfinite(o.relative_tolerance) && o.relative_tolerance >= 0 && o.relative_tolerance < 1)) { return false; }
+  if (relative && o.relative_tolerance < fusekit::gd_options::min_relative_tolerance) { return false; }
+  if (o.tolerance && !positive_float(*o.tolerance) && !(relative && *o.tolerance == 0)) { return false; }
+  if (o.max_iterations < 1 || o.stall_window < 1 || o.progress_every < 1) { return false; }
+  if (o.refinement_steps < 0 || o.refinement_steps > fusekit::gd_options::max_refinement_steps) { return false; }
+  if (static_cast<int>(o.method) > 2 || static_cast<int>(o.preconditioner) > 2 || static_cast<int>(o.formulation) > 2 ||
+      static_cast<int>(o.init) > 2) {
+    return false;
+  }
+  if (o.preconditioner == fusekit::gd_preconditioner::cholesky && o.method != fusekit::gd_method::conjugate_gradient) {
+    return false;
+  }
+  return std::isfinite(o.ridge) && o.ridge >= 0;
+}
+
+// fit's options: rejected exactly when outside their documented limits, with
+// an invalid_argument and W's bytes as they were; accepted ones end within
+// max_iterations, and `converged` comes with finite weights. With an
+// intercept the intercepts are written, and only then.
+RC_GTEST_PROP(Properties, FitOptionsAreRejectedExactlyOutsideTheirLimits, ()) {
+  fusekit::gd_options const o = any_options();
+  auto const p = fusekit::test::make_problem<float>(20, 3, 2, *rc::gen::arbitrary<std::uint32_t>(), true, 0.1);
+  std::vector<float> W(6, 0.25f), b(2, 9.0f);
+  std::vector<float> const before = W;
+  bool rejected = false;
+  fusekit::fit_report r;
+  try {
+    r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const float>(p.X.data(), 20, 3),
+                     fusekit::matrix<const float>(p.Y.data(), 20, 2), fusekit::matrix<float>(W.data(), 2, 3), o,
+                     fusekit::fit_extras<float>{{}, b});
+  } catch (const fusekit::invalid_argument&) { rejected = true; }
+  RC_ASSERT(rejected == !valid_for_float(o));
+  if (rejected) {
+    RC_ASSERT(std::memcmp(W.data(), before.data(), W.size() * sizeof(float)) == 0);
+    RC_ASSERT(b == std::vector<float>(2, 9.0f));
+    return;
+  }
+  for (std::size_t n = 0; n < r.outputs.size(); ++n) {
+    RC_ASSERT(r.outputs[n].iterations <= o.max_iterations);
+    if (r.outputs[n].status == fusekit::fit_status::converged) {
+      RC_ASSERT(std::all_of(W.begin() + 3 * n, W.begin() + 3 * n + 3, [](float w) { return std::isfinite(w); }));
+    }
+  }
+  if (!o.fit_intercept) { RC_ASSERT(b == std::vector<float>(2, 0.0f)); }
+}
+
+// A fit that does not converge is never worse than its start or W = 0, by
+// the residual ‖y − Xw‖² (the CPU keeps the best iterate), whatever the
+// method, preconditioner, formulation, start, units and budget.
+RC_GTEST_PROP(Properties, AnUnconvergedFitIsNeverWorseThanItsStartOrZero, ()) {
+  std::int64_t const L = *rc::gen::inRange<std::int64_t>(1, 7), K = *rc::gen::inRange<std::int64_t>(1, 30);
+  auto p = fusekit::test::make_problem<double>(K, L, 1, *rc::gen::arbitrary<std::uint32_t>(), false, 0.5);
+  for (std::int64_t l = 0; l < L; ++l) {
+    int const e = *rc::gen::inRange(-12, 13);
+    for (std::int64_t k = 0; k < K; ++k) { p.X[k * L + l] = std::ldexp(p.X[k * L + l], e); }
+  }
+  fusekit::gd_options o;
+  o.method = static_cast<fusekit::gd_method>(*rc::gen::inRange(0, 3));
+  o.preconditioner = static_cast<fusekit::gd_preconditioner>(*rc::gen::inRange(0, 2));
+  o.formulation = static_cast<fusekit::gd_formulation>(*rc::gen::inRange(0, 3));
+  o.init = *rc::gen::arbitrary<bool>() ? fusekit::gd_init::warm_start : fusekit::gd_init::zeros;
+  o.max_iterations = *rc::gen::inRange<std::int64_t>(1, 30);
+  if (*rc::gen::arbitrary<bool>()) { o.learning_rate = std::ldexp(1.0, *rc::gen::inRange(-30, 4)); }
+  std::vector<double> W(static_cast<std::size_t>(L));
+  for (auto& w : W) { w = static_cast<double>(*rc::gen::inRange(-100, 101)) / 10.0; }
+  std::vector<double> const start = o.init == fusekit::gd_init::warm_start ? W : std::vector<double>(W.size(), 0.0);
+  auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
+                              fusekit::matrix<const double>(p.Y.data(), K, 1), fusekit::matrix<double>(W.data(), 1, L), o);
+  RC_PRE(r.outputs[0].status != fusekit::fit_status::converged);
+  auto const residual2 = [&](const std::vector<double>& w) {
+    long double s = 0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      long double e = p.Y[k];
+      for (std::int64_t l = 0; l < L; ++l) { e -= static_cast<long double>(p.X[k * L + l]) * w[l]; }
+      s += e * e;
+    }
+    return s;
+  };
+  long double const zero = residual2(std::vector<double>(W.size(), 0.0));
+  long double const slack = 1e-12L * (zero + residual2(start));
+  RC_ASSERT(residual2(W) <= zero + slack);
+  RC_ASSERT(residual2(W) <= residual2(start) + slack);
+}
+
+}  // namespace
