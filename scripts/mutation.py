@@ -8,7 +8,7 @@ memory router, the reductions' ops (NaN, signed zeros, identities, the vector mi
 loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
-    scripts/mutation.py [--jobs N] [--only ID,...] [--keep DIR]
+    scripts/mutation.py [--set planted|contract|all] [--jobs N] [--only ID,...] [--keep DIR]
     scripts/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
 
 Prints one line per mutant and the score (killed / planted)."""
@@ -23,6 +23,7 @@ FLAGS = ["-O2", "-DNDEBUG", "-fopenmp", "-std=gnu++20", "-I", "include", "-I", "
 TESTS = {
     "train": ("tests/train/cpu_test.cpp", [], None, 600),
     "kinds": ("tests/train/data_kinds_test.cpp", [], None, 600),
+    "property": ("tests/property_test.cpp", [], "rapidcheck", 300),
     "tree": ("tests/distributed/tree_test.cpp", [], None, 300),
     "descent": ("tests/train/descent_test.cpp", [], None, 300),
     "advtrain": ("tests/adversarial_train_test.cpp", [], None, 600),
@@ -257,6 +258,62 @@ MUTANTS = [
      "reduce(policy, detail::const_view_of(in), out, op, Acc{}, algorithm);", ["containers_ubsan"]),
 ]
 
+# The second set: one-line bugs written from the public headers' contract
+# (train_types.hpp, train.hpp, linear_association.hpp, reduce.hpp: what each
+# name, bound and status promises), not from the tests; each against every
+# CPU test of the trainer. `--set contract`. (A zero column's Jacobi entry of
+# 1 instead of 0 was dropped: its gradient is 0, so no output can show it.)
+# Every CPU test of the trainer: a contract mutant runs them all (until one fails).
+CPU_TRAINER = ["train", "advtrain", "descent", "kinds", "model", "property", "names"]
+
+CONTRACT_MUTANTS = [
+    ("all-converged-ignores-stalled", "train_types.hpp", "if (o.status != fit_status::converged) { return false; }",
+     "if (o.status == fit_status::max_iterations) { return false; }", CPU_TRAINER),
+    ("most-iterations-is-the-last", "train_types.hpp", "m = o.iterations > m ? o.iterations : m;",
+     "m = o.iterations;", CPU_TRAINER),
+    ("predict-sums-backwards", "detail/train/checks.hpp",
+     "for (std::int64_t l = 0; l < L; ++l) { s = s + X[k * L + l] * W[n * L + l]; }",
+     "for (std::int64_t l = L - 1; l >= 0; --l) { s = s + X[k * L + l] * W[n * L + l]; }", CPU_TRAINER),
+    ("divergence-at-1e13", "detail/train/descent_state.hpp", "divergence_growth = 1e12;",
+     "divergence_growth = 1e13;", CPU_TRAINER),
+    ("stall-progress-one-percent", "detail/train/descent_state.hpp", "stall_progress = 1e-3;",
+     "stall_progress = 1e-2;", CPU_TRAINER),
+    ("recommended-rtol-1e-12", "train_types.hpp", "o.relative_tolerance = 1e-13;", "o.relative_tolerance = 1e-12;", CPU_TRAINER),
+    ("negative-weights-accepted", "detail/train/cpu_prepare.hpp", "e.sample_weight[k] >= T(0)",
+     "e.sample_weight[k] > T(-1)", CPU_TRAINER),
+    ("uniform-start-ignores-seed", "detail/train/descent.hpp",
+     "uniform01<T>(static_cast<std::uint64_t>(n * L + l), seed)", "uniform01<T>(static_cast<std::uint64_t>(n * L + l), 0)", CPU_TRAINER),
+    ("warm-start-ignored", "detail/train/descent.hpp", "  return current;\n", "  return T(0);\n", CPU_TRAINER),
+    ("one-iteration-past-the-budget", "detail/train/descent.hpp", "if (done >= p.max_iterations) {",
+     "if (done > p.max_iterations) {", CPU_TRAINER),
+    ("cholesky-only-up-to-16", "detail/train/cholesky.hpp", "cholesky_max_columns = 2048;",
+     "cholesky_max_columns = 16;", CPU_TRAINER),
+    ("model-predict-without-intercepts", "linear_association.hpp",
+     "fusekit::predict(policy, X, weights(), ::cuda::std::span<const T>(intercepts_), Y_hat);",
+     "fusekit::predict(policy, X, weights(), Y_hat);", CPU_TRAINER),
+    ("predict-columns-unchecked", "detail/train/checks.hpp", "FUSEKIT_EXPECTS(W.extent(1) == X.extent(1),",
+     "FUSEKIT_EXPECTS(true,", CPU_TRAINER),
+    ("ridge-is-lambda-squared", "detail/train/cpu_prepare.hpp",
+     "d.X[(K + l) * L + l] = std::ldexp(std::sqrt(o.ridge), d.exponent[l]);",
+     "d.X[(K + l) * L + l] = std::ldexp(o.ridge, d.exponent[l]);", CPU_TRAINER),
+    ("intercept-ignores-the-weights-means", "detail/train/cpu_prepare.hpp",
+     "for (std::int64_t l = 0; l < L; ++l) { b -= static_cast<double>(view(n, l)) * d.x_mean[l]; }", "", CPU_TRAINER),
+    ("path-name-swapped", "detail/train/enum_names.hpp", '"nccl/single_launch", "nccl/cublas"}',
+     '"nccl/cublas", "nccl/single_launch"}', CPU_TRAINER),
+    ("refinement-takes-non-finite", "detail/train/refinement.hpp",
+     "if (!is_finite(static_cast<T>(w[l] + d[l]))) { return false; }", "", CPU_TRAINER),
+    ("progress-every-ignored", "detail/train/cpu_iterations.hpp",
+     "std::int64_t const budget = o.progress ? o.progress_every : o.max_iterations;",
+     "std::int64_t const budget = o.max_iterations;", CPU_TRAINER),
+    ("converged-with-non-finite-weights", "detail/train/descent.hpp",
+     "team.template sum<int>(L, [&](std::int64_t i) { return is_finite(w[i]) ? 0 : 1; }) != 0) {",
+     "team.template sum<int>(L, [&](std::int64_t i) { return is_finite(w[i]) ? 0 : 1; }) > 1) {", CPU_TRAINER),
+    ("automatic-picks-gram-at-k-equals-l", "detail/train/checks.hpp",
+     "K > L ? gd_formulation::gram : gd_formulation::direct", "K >= L ? gd_formulation::gram : gd_formulation::direct", CPU_TRAINER),
+    ("warm-start-not-checked-finite", "detail/train/checks.hpp", "  if (o.init == gd_init::warm_start) {",
+     "  if (false) {", CPU_TRAINER),
+]
+
 
 def build_and_run(tree, key, log):
     src, extra, how, timeout = TESTS[key]
@@ -268,6 +325,8 @@ def build_and_run(tree, key, log):
     elif how and how.startswith("nvcc-codegen:"):
         cmd = [CUDA + "/bin/nvcc", "-O3", "-DNDEBUG", "-std=c++20", "--extended-lambda", "-Xcompiler=-fopenmp",
                "-arch=sm_90", "-I", "include", "-I", "tests"] + extra + ["-c", src, "-o", exe + ".o"]
+    elif how == "rapidcheck":
+        cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lrapidcheck", "-lgtest", "-lgtest_main", "-pthread"]
     else:
         cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
     c = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -284,7 +343,7 @@ def build_and_run(tree, key, log):
     for r in runs:
         try:
             p = subprocess.run(r, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               timeout=timeout)
+                               timeout=timeout, env=dict(os.environ, RC_PARAMS="seed=2026 max_success=300"))
         except subprocess.TimeoutExpired:
             return "killed (hang past %d s)" % timeout
         if p.returncode != 0:
@@ -323,18 +382,22 @@ def main():
     a.add_argument("--only", default="")
     a.add_argument("--keep", default=None)
     a.add_argument("--check", action="store_true")
+    a.add_argument("--set", choices=["planted", "contract", "all"], default="planted",
+                   help="planted: the first set; contract: the second, from the headers' contract")
     args = a.parse_args()
+    mutants = {"planted": MUTANTS, "contract": CONTRACT_MUTANTS, "all": MUTANTS + CONTRACT_MUTANTS}[args.set]
     if args.check:  # the texts follow their code when it moves: nothing built
         stale = 0
-        for mid, path, old, _, _ in MUTANTS:
+        for mid, path, old, _, _ in MUTANTS + CONTRACT_MUTANTS:
             full = os.path.join(ROOT, "include", "fusekit", path)
             count = open(full, encoding="utf-8").read().count(old) if os.path.exists(full) else 0
             if count != 1:
                 stale += 1
                 print("%s: its text is in %s %d times, not once" % (mid, path, count))
-        print("%d mutants, %d stale" % (len(MUTANTS), stale))
+        print("%d mutants, %d stale" % (len(MUTANTS) + len(CONTRACT_MUTANTS), stale))
         return 1 if stale else 0
-    chosen = [m for m in MUTANTS if not args.only or m[0] in args.only.split(",")]
+    pool_of = MUTANTS + CONTRACT_MUTANTS if args.only else mutants
+    chosen = [m for m in pool_of if not args.only or m[0] in args.only.split(",")]
     killed = planted = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for mid, verdict in pool.map(lambda m: run_mutant(m, args.keep), chosen):

@@ -42,7 +42,12 @@ rc::Gen<std::int64_t> lengths() {
 /// A float: ordinary values, and the special ones a user's data holds (the
 /// type's extremes too, unless `extremes` is false: a sum of them overflows).
 rc::Gen<float> floats(bool extremes = true) {
-  std::vector<float> specials = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, std::numeric_limits<float>::denorm_min(),
+  std::vector<float> specials = {0.0f,
+                                 -0.0f,
+                                 INFINITY,
+                                 -INFINITY,
+                                 NAN,
+                                 std::numeric_limits<float>::denorm_min(),
                                  -std::numeric_limits<float>::min() / 2};
   if (extremes) {
     specials.push_back(std::numeric_limits<float>::max());
@@ -74,7 +79,8 @@ float ieee_minimum(float a, float b) {
 // and every value, for any length.
 RC_GTEST_PROP(Properties, ReduceWithXorIsTheFoldOfEveryValueOnce, ()) {
   std::int64_t const n = *lengths();
-  auto const values = *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
+  auto const values =
+      *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
   std::int64_t const init = *rc::gen::arbitrary<std::int64_t>();
   int const threads = *rc::gen::inRange(1, 5);
   std::int64_t want = init;
@@ -106,7 +112,8 @@ RC_GTEST_PROP(Properties, MinimumIsIeeeMinimumOnEveryAlgorithm, ()) {
 // Integers sum exactly, into 64 bits, on every algorithm and thread count.
 RC_GTEST_PROP(Properties, IntegerSumsAreExact, ()) {
   std::int64_t const n = *lengths();
-  auto const values = *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
+  auto const values =
+      *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
   int const threads = *rc::gen::inRange(1, 5);
   std::int64_t const want = std::accumulate(values.begin(), values.end(), std::int64_t{0});
   for (auto a : fusekit::all_reduce_algorithms) {
@@ -121,7 +128,9 @@ RC_GTEST_PROP(Properties, DeterministicSumIsTheSameForAnyThreadCountAndIeeeOnSpe
   std::int64_t const n = *lengths();
   auto const values = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(n), floats(false));
   float const one = fusekit::sum(fusekit::cpu{1}, values);
-  for (int threads = 2; threads <= 4; ++threads) { RC_ASSERT(same_value(fusekit::sum(fusekit::cpu{threads}, values), one)); }
+  for (int threads = 2; threads <= 4; ++threads) {
+    RC_ASSERT(same_value(fusekit::sum(fusekit::cpu{threads}, values), one));
+  }
   bool const nan = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
   bool const plus = std::count(values.begin(), values.end(), INFINITY) > 0;
   bool const minus = std::count(values.begin(), values.end(), -INFINITY) > 0;
@@ -137,8 +146,8 @@ RC_GTEST_PROP(Properties, PredictIsTheSumInLOrder, ()) {
   auto const X = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(K * L), floats());
   auto const W = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(N * L), floats());
   std::vector<float> Y(static_cast<std::size_t>(K * N), 7.0f);
-  fusekit::predict(fusekit::cpu{}, fusekit::matrix<const float>(X.data(), K, L), fusekit::matrix<const float>(W.data(), N, L),
-                   fusekit::matrix<float>(Y.data(), K, N));
+  fusekit::predict(fusekit::cpu{}, fusekit::matrix<const float>(X.data(), K, L),
+                   fusekit::matrix<const float>(W.data(), N, L), fusekit::matrix<float>(Y.data(), K, N));
   for (std::int64_t k = 0; k < K; ++k) {
     for (std::int64_t n = 0; n < N; ++n) {
       float s = 0.0f;
@@ -151,7 +160,8 @@ RC_GTEST_PROP(Properties, PredictIsTheSumInLOrder, ()) {
 /// Options drawn at and past every limit (some valid, many not).
 fusekit::gd_options any_options() {
   fusekit::gd_options o;
-  double const reals[] = {0.0, -0.0, 1e-300, 1e-163, 1e-150, 1e-40, 1e-13, 1e-8, 0.5, 1.0, 2.0, -1e-3, 1e39, NAN, INFINITY};
+  double const reals[] = {0.0, -0.0, 1e-300, 1e-163, 1e-150, 1e-40, 1e-13,   1e-8,
+                          0.5, 1.0,  2.0,    -1e-3,  1e39,   NAN,   INFINITY};
   std::vector<double> const r(std::begin(reals), std::end(reals));
   if (*rc::gen::arbitrary<bool>()) { o.learning_rate = *rc::gen::elementOf(r); }
   if (*rc::gen::arbitrary<bool>()) { o.tolerance = *rc::gen::elementOf(r); }
@@ -242,8 +252,9 @@ RC_GTEST_PROP(Properties, AnUnconvergedFitIsNeverWorseThanItsStartOrZero, ()) {
   std::vector<double> W(static_cast<std::size_t>(L));
   for (auto& w : W) { w = static_cast<double>(*rc::gen::inRange(-100, 101)) / 10.0; }
   std::vector<double> const start = o.init == fusekit::gd_init::warm_start ? W : std::vector<double>(W.size(), 0.0);
-  auto const r = fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
-                              fusekit::matrix<const double>(p.Y.data(), K, 1), fusekit::matrix<double>(W.data(), 1, L), o);
+  auto const r =
+      fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), K, L),
+                   fusekit::matrix<const double>(p.Y.data(), K, 1), fusekit::matrix<double>(W.data(), 1, L), o);
   RC_PRE(r.outputs[0].status != fusekit::fit_status::converged);
   auto const residual2 = [&](const std::vector<double>& w) {
     long double s = 0;

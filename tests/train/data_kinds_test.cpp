@@ -71,6 +71,69 @@ long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std:
   return sqrtl(g2 / b2);
 }
 
+// ---- The documented defaults and the report ----
+
+// gd_options::recommended() is what train_types.hpp says it is.
+TEST(Contract, RecommendedIsWhatItSays) {
+  gd_options const o = gd_options::recommended();
+  EXPECT_EQ(o.method, gd_method::conjugate_gradient);
+  EXPECT_EQ(o.preconditioner, gd_preconditioner::cholesky);
+  EXPECT_EQ(o.relative_tolerance, 1e-13);
+  EXPECT_FALSE(o.tolerance.has_value());
+  EXPECT_EQ(o.refinement_steps, 2);
+  EXPECT_EQ(o.max_iterations, 100000);
+  EXPECT_EQ(o.ridge, 0.0);
+  EXPECT_FALSE(o.fit_intercept);
+}
+
+// all_converged: every output converged; any other status, on any output, is not.
+TEST(Contract, AllConvergedMeansEveryOutput) {
+  for (auto other : {fit_status::max_iterations, fit_status::diverged, fit_status::stalled}) {
+    fusekit::fit_report r;
+    r.outputs.resize(3);
+    for (auto& out : r.outputs) { out.status = fit_status::converged; }
+    EXPECT_TRUE(r.all_converged());
+    r.outputs[1].status = other;
+    EXPECT_FALSE(r.all_converged()) << fusekit::to_string(other);
+  }
+}
+
+// A sample weight below 0 is rejected, named with its index, W and the
+// intercepts untouched.
+TEST(Contract, ANegativeSampleWeightIsRejected) {
+  auto const p = make_problem<double>(20, 3, 1, 80, false, 0.1);
+  std::vector<double> s(20, 1.0), W(3, 0.5), b(1, 7.0);
+  s[13] = -0.25;
+  gd_options o = gd_options::recommended();
+  o.fit_intercept = true;
+  try {
+    fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), 20, 3),
+                 fusekit::matrix<const double>(p.Y.data(), 20, 1), fusekit::matrix<double>(W.data(), 1, 3), o,
+                 fusekit::fit_extras<double>{s, b});
+    ADD_FAILURE() << "accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sample_weight[13] is -0.25"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(W, std::vector<double>(3, 0.5));
+  EXPECT_EQ(b, std::vector<double>(1, 7.0));
+}
+
+// A refinement's correction is taken only when w + d is finite
+// (detail/train/refinement.hpp, add_correction).
+TEST(Contract, ACorrectionThatOverflowsIsNotTaken) {
+  fusekit::output_report fit{10, 1.0, fit_status::converged, stop_rule::relative_tolerance};
+  fusekit::output_report const correction{3, 0.5, fit_status::converged, stop_rule::relative_tolerance};
+  std::vector<double> w = {1.0, std::numeric_limits<double>::max()};
+  std::vector<double> const d = {1e-3, std::numeric_limits<double>::max()};
+  EXPECT_FALSE(fusekit::detail::add_correction(w.data(), d.data(), 2, fit, correction, 4.0));
+  EXPECT_EQ(w[0], 1.0);
+  EXPECT_EQ(fit.iterations, 10);
+  std::vector<double> const small = {1e-3, 0.0};
+  EXPECT_TRUE(fusekit::detail::add_correction(w.data(), small.data(), 2, fit, correction, 4.0));
+  EXPECT_EQ(w[0], 1.001);
+  EXPECT_EQ(fit.iterations, 13);
+}
+
 // ---- Tolerances (gd_options::tolerance, relative_tolerance) ----
 
 // Features in 10^-7 units: gradᵀgrad at w = 0 is far below 1e-8 already.
