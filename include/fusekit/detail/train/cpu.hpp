@@ -37,7 +37,7 @@ struct compute_weights {
   /// W rounded from the copy (nothing to do where the fit ran in W itself).
   void write(matrix<T> W) const {
     if constexpr (!std::is_same_v<C, T>) {
-      for (std::size_t i = 0; i < copy.size(); ++i) { W.data_handle()[i] = static_cast<T>(copy[i]); }
+      for (std::size_t i = 0; i < copy.size(); ++i) { W.data_handle()[i] = round_to<T>(copy[i]); }
     } else {
       (void)W;
     }

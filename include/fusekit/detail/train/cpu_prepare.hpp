@@ -25,11 +25,27 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fusekit {
 namespace detail {
 inline namespace train {
+
+/// v rounded to T as IEEE rounds it, ±inf past T's range, without the
+/// undefined behaviour of a C++ conversion out of range (UBSan's
+/// float-cast-overflow): a float W or intercept that overflows is ±inf.
+template <class T>
+T round_to(double v) {
+  if constexpr (std::is_same_v<T, float>) {
+    double const inf_from = 0x1.ffffffp127;  // FLT_MAX plus half an ulp: rounds to inf
+    if (v >= inf_from) { return INFINITY; }
+    if (v <= -inf_from) { return -INFINITY; }
+    if (v > 0x1.fffffep127) { return 0x1.fffffep127f; }
+    if (v < -0x1.fffffep127) { return -0x1.fffffep127f; }
+  }
+  return static_cast<T>(v);
+}
 
 /// Columns with their largest magnitude outside [2^-300, 2^300] are rescaled.
 inline constexpr int extreme_exponent = 300;
@@ -174,7 +190,7 @@ fit_report fit_prepared(const prepared_data& d, std::int64_t N, std::int64_t L, 
   for (std::int64_t n = 0; n < N && !e.intercept.empty(); ++n) {
     double b = d.y_mean[n];
     for (std::int64_t l = 0; l < L; ++l) { b -= static_cast<double>(view(n, l)) * d.x_mean[l]; }
-    e.intercept[n] = static_cast<T>(b);
+    e.intercept[n] = round_to<T>(b);
   }
   return report;
 }
