@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace fusekit::test {
 
@@ -16,6 +17,18 @@ void train_entry_points(const Policy& policy, T* x, T* y, T* w) {
                      fusekit::matrix<T>(w, 3, 2), o);
   fusekit::predict(policy, fusekit::matrix<const T>(x, 4, 2), fusekit::matrix<const T>(w, 3, 2),
                    fusekit::matrix<T>(y, 4, 3));
+  if constexpr (std::is_same_v<Policy, fusekit::cpu>) {  // ridge, an intercept and sample weights: the CPU's
+    T weights[4] = {T(1), T(2), T(1), T(0.5)};
+    T intercept[3] = {};
+    fusekit::gd_options r = fusekit::gd_options::recommended();
+    r.fit_intercept = true;
+    r.ridge = 0.5;
+    (void)fusekit::fit(
+        policy, fusekit::matrix<const T>(x, 4, 2), fusekit::matrix<const T>(y, 4, 3), fusekit::matrix<T>(w, 3, 2), r,
+        fusekit::fit_extras<T>{::cuda::std::span<const T>(weights, 4), ::cuda::std::span<T>(intercept, 3)});
+    fusekit::predict(policy, fusekit::matrix<const T>(x, 4, 2), fusekit::matrix<const T>(w, 3, 2), intercept,
+                     fusekit::matrix<T>(y, 4, 3));
+  }
 }
 
 template <class Policy>
