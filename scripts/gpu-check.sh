@@ -31,7 +31,7 @@
 #   --only S,...     just these stages of the call (prepare always runs)
 #   --no-prebuilt    build from source even when the prebuilt programs match
 #   --hide-system-packages   a source build ignores /usr for find_package
-#   --bench-filter RE, --bench-sizes LIST   what the benches run (default ^gpu/ and
+#   --bench-filter RE, --bench-sizes LIST   what the benches run (default ^(gpu|host)/ and
 #                    their own sizes; a rehearsal without a GPU picks CPU runs)
 #
 # Files, written as each stage ends, so that a call stopped at its limit still
@@ -53,7 +53,7 @@ budget=""
 only=""
 prebuilt=1
 hide=0
-bench_filter='^gpu/'
+bench_filter='^(gpu|host)/'  # the host-data bench's runs are host/...: GPU runs too
 bench_sizes=""
 while (($#)); do
   case "$1" in
@@ -352,7 +352,9 @@ if wants bench && ((prepared)) && has_time bench; then
     bounded "${cap[$b]}" env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$b" "${args[@]}" >> "$log" 2>&1
     rc=$?
     runs=$(grep -c '"run_type": "iteration"' "$out/$b.json" 2>/dev/null)
-    say "bench $b: $(rc_word $rc), ${runs:-0} runs in $(($(date +%s) - t))s"
+    # A bench that ran nothing (a filter that matches none of its runs) recorded nothing: a failure.
+    ((rc == 0 && ${runs:-0} == 0)) && rc=3
+    say "bench $b: $(rc_word $rc), ${runs:-0} runs in $(($(date +%s) - t))s$( ((${runs:-0} > 0)) || echo ' (none ran)')"
     ((rc == 0)) || bench_rc=1
   done
   mkdir -p "$build/last-call-1"

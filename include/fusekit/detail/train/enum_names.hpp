@@ -5,9 +5,18 @@
 /// tables; the names are the enumerators' own.
 
 #include <fusekit/detail/core/enum_name.hpp>
-#include <fusekit/train_types.hpp>
 
 namespace fusekit {
+
+// The enums of train_types.hpp, declared (scoped: int underneath), so that
+// this file compiles on its own; train_types.hpp includes it at its end.
+enum class fit_status : int;
+enum class gd_method;
+enum class gd_preconditioner;
+enum class stop_rule : int;
+enum class gd_formulation;
+enum class gd_init;
+enum class fit_path;
 
 /// The status's name: "converged", "max_iterations", "diverged" or "stalled".
 constexpr const char* to_string(fit_status s) {

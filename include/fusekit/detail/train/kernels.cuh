@@ -8,6 +8,7 @@
 
 #include <fusekit/detail/core/cuda_launch.cuh>
 #include <fusekit/detail/team/block_team.cuh>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/conjugate_gradient.hpp>
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
