@@ -178,4 +178,32 @@ inline double direct_gradient_reference(const problem<double>& p, std::int64_t n
   return g2;
 }
 
+/// The true gradient g = XᵀX w − Xᵀy at the fit's W, in long double; returns
+/// ‖g‖_M / ‖b‖_M for output n, M = diag(XᵀX)⁻¹.
+template <class T>
+long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std::int64_t n) {
+  std::int64_t const K = p.K, L = p.L, N = p.N;
+  std::vector<long double> r(static_cast<std::size_t>(K));
+  for (std::int64_t k = 0; k < K; ++k) {
+    long double s = p.Y[k * N + n];
+    for (std::int64_t l = 0; l < L; ++l) { s -= static_cast<long double>(p.X[k * L + l]) * W[n * L + l]; }
+    r[k] = s;
+  }
+  long double g2 = 0, b2 = 0;
+  for (std::int64_t l = 0; l < L; ++l) {
+    long double g = 0, b = 0, d = 0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      long double const x = p.X[k * L + l];
+      g += x * r[k];
+      b += x * p.Y[k * N + n];
+      d += x * x;
+    }
+    if (d > 0) {
+      g2 += g * g / d;
+      b2 += b * b / d;
+    }
+  }
+  return sqrtl(g2 / b2);
+}
+
 }  // namespace fusekit::test

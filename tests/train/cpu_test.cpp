@@ -471,6 +471,7 @@ using fusekit::stop_rule;
 using fusekit::test::least_squares_reference;
 using fusekit::test::make_raw_problem;
 using fusekit::test::relative_error;
+using fusekit::test::relative_gradient;
 
 gd_options recommended(double rtol) {
   gd_options o;
@@ -480,34 +481,6 @@ gd_options recommended(double rtol) {
   o.tolerance = 0;  // the relative rule alone
   o.max_iterations = 10000;
   return o;
-}
-
-// The true gradient g = XᵀX w − Xᵀy at the fit's W, in long double; returns
-// ‖g‖_M / ‖b‖_M for output n, M = diag(XᵀX)⁻¹.
-template <class T>
-long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std::int64_t n) {
-  std::int64_t const K = p.K, L = p.L, N = p.N;
-  std::vector<long double> r(static_cast<std::size_t>(K));
-  for (std::int64_t k = 0; k < K; ++k) {
-    long double s = p.Y[k * N + n];
-    for (std::int64_t l = 0; l < L; ++l) { s -= static_cast<long double>(p.X[k * L + l]) * W[n * L + l]; }
-    r[k] = s;
-  }
-  long double g2 = 0, b2 = 0;
-  for (std::int64_t l = 0; l < L; ++l) {
-    long double g = 0, b = 0, d = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      long double const x = p.X[k * L + l];
-      g += x * r[k];
-      b += x * p.Y[k * N + n];
-      d += x * x;
-    }
-    if (d > 0) {
-      g2 += g * g / d;
-      b2 += b * b / d;
-    }
-  }
-  return sqrtl(g2 / b2);
 }
 
 TEST(ConjugateGradient, WithJacobiSolvesRawUnitDataInDouble) {

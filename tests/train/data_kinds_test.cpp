@@ -33,6 +33,7 @@ using fusekit::test::decaying_problem;
 using fusekit::test::make_problem;
 using fusekit::test::poly_problem;
 using fusekit::test::problem;
+using fusekit::test::relative_gradient;
 using fusekit::test::vandermonde_problem;
 using fusekit::test::weighted_ridge_reference;
 
@@ -46,29 +47,6 @@ long double residual2(const problem<T>& p, const std::vector<W>& w, std::int64_t
     s += r * r;
   }
   return s;
-}
-
-// ‖g‖_D / ‖b‖_D of output n at W (g = Xᵀ(Xw − y), b = Xᵀy, D = diag(XᵀX)).
-template <class T>
-long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std::int64_t n) {
-  std::int64_t const K = p.K, L = p.L, N = p.N;
-  long double g2 = 0, b2 = 0;
-  for (std::int64_t l = 0; l < L; ++l) {
-    long double g = 0, b = 0, d = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      long double r = p.Y[k * N + n];
-      for (std::int64_t j = 0; j < L; ++j) { r -= static_cast<long double>(p.X[k * L + j]) * W[n * L + j]; }
-      long double const x = p.X[k * L + l];
-      g += x * r;
-      b += x * p.Y[k * N + n];
-      d += x * x;
-    }
-    if (d > 0) {
-      g2 += g * g / d;
-      b2 += b * b / d;
-    }
-  }
-  return sqrtl(g2 / b2);
 }
 
 // ---- The documented defaults and the report ----
