@@ -10,6 +10,7 @@
 #                        here for sm_90 from this tree, with the shared libraries
 #                        the image may lack (libcudart, libbenchmark, libgomp) and a
 #                        MANIFEST (commit, source hash, each program's needs);
+#                        SOURCE_FILES, the hashed files (git ls-files), also beside it;
 #                        gpu-check.sh runs them when the tree's hash matches.
 #   DIR/googletest/      GoogleTest, from Debian's googletest package (/usr/src/googletest)
 #   DIR/benchmark/       Google Benchmark, the upstream tarball of Debian's source package
@@ -106,6 +107,9 @@ done
   done
 } > "$stage/MANIFEST"
 fusekit_source_hash . > "$stage/SOURCE_HASH"
+# The hashed files, by name: gpu-check.sh hashes the same list on a copied tree without git.
+fusekit_source_files . > "$stage/SOURCE_FILES"
+cp "$stage/SOURCE_FILES" "$dest/SOURCE_FILES"
 tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" .
 echo "gpu-bundle: $dest/prebuilt.tar.xz ($(du -h "$dest/prebuilt.tar.xz" | cut -f1); $(du -sh "$stage" | cut -f1) unpacked), source hash $(cat "$stage/SOURCE_HASH")"
 echo "gpu-bundle: $dest in all: $(du -sh "$dest" | cut -f1)"

@@ -4,9 +4,9 @@
 # The GPU machine's check, as two calls made back to back (docs/gpu-check.md, "On a
 # GPU machine", gives the exact commands):
 #
-#   --call 1  prepare, test, bench, peer_layer (≤ 6 min): the test verdicts and
+#   --call 1  prepare, test, bench, peer_layer (≤ 5 min): the test verdicts and
 #             the figures P1-P6 (bench/compare.py --figures)
-#   --call 2  prepare, sanitize, peers (≤ 5 min): compute-sanitizer memcheck and
+#   --call 2  prepare, sanitize, peers (≤ 4 min): compute-sanitizer memcheck and
 #             racecheck on a subset, then the Python peers of the sum, the
 #             trainer and host data
 #
@@ -25,7 +25,7 @@
 #
 #   --out DIR        where results go (default: bench/results/<date>_<gpu>)
 #   --bundle DIR     what scripts/gpu-bundle.sh made (default: .gpu-bundle)
-#   --budget S       seconds for the whole call (default: 330 for call 1, 270 for
+#   --budget S       seconds for the whole call (default: 285 for call 1, 225 for
 #                    call 2); every step gets what is left under its own cap, and a
 #                    step that would start with under 5 s left is skipped and says so
 #   --only S,...     just these stages of the call (prepare always runs)
@@ -71,8 +71,8 @@ while (($#)); do
   esac
 done
 case "$call" in
-  1) stages="test,bench,peer_layer"; budget=${budget:-330} ;;
-  2) stages="sanitize,peers"; budget=${budget:-270} ;;
+  1) stages="test,bench,peer_layer"; budget=${budget:-285} ;;
+  2) stages="sanitize,peers"; budget=${budget:-225} ;;
   *) echo "gpu-check: --call 1 or --call 2 (see --help)" >&2; exit 2 ;;
 esac
 if [ -n "$only" ]; then
@@ -92,6 +92,8 @@ log="$out/log-$call.txt"
 : > "$log"
 build=build-gpu
 jobs=$(nproc)
+# A copied tree has no git: hash the files the bundle recorded (scripts/gpu-common.sh).
+export FUSEKIT_SOURCE_LIST="$bundle/SOURCE_FILES"
 tmp=$(mktemp -d)  # scratch outside $out: only the result files go there
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s)
@@ -322,7 +324,7 @@ if wants test && ((prepared)) && has_time test; then
   declare -A pid_of=()
   for p in "${FUSEKIT_GPU_TESTS[@]}" "${FUSEKIT_GPU_EXAMPLES[@]}"; do
     runnable "$p" || { [ "$p" = nccl_gpu_test ] || test_rc=1; continue; }
-    bounded 150 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$p" > "$tmp/$p.txt" 2>&1 &
+    bounded 120 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$p" > "$tmp/$p.txt" 2>&1 &
     pid_of[$p]=$!
   done
   for p in "${!pid_of[@]}"; do
@@ -342,7 +344,7 @@ fi
 if wants bench && ((prepared)) && has_time bench; then
   begin bench
   bench_rc=0
-  declare -A cap=([elementwise_bench]=45 [reduce_bench]=70 [train_bench]=70 [host_pipeline_bench]=70)
+  declare -A cap=([elementwise_bench]=40 [reduce_bench]=60 [train_bench]=60 [host_pipeline_bench]=60)
   for b in "${FUSEKIT_GPU_BENCHES[@]}"; do
     runnable "$b" || { bench_rc=1; continue; }
     args=("--benchmark_filter=$bench_filter" --benchmark_min_time=0.05 "--benchmark_out=$out/$b.json"
@@ -365,7 +367,7 @@ fi
 
 if wants peer_layer && has_time peer_layer; then
   begin peer_layer
-  bounded 100 python3 bench/peers/hidden_layer.py --gpu-only --sizes 2^28 --out "$out/peer_hidden_layer.json" >> "$log" 2>&1
+  bounded 80 python3 bench/peers/hidden_layer.py --gpu-only --sizes 2^28 --out "$out/peer_hidden_layer.json" >> "$log" 2>&1
   rc=$?
   runs=$(grep -c '"run_type"' "$out/peer_hidden_layer.json" 2>/dev/null)
   say "peer hidden_layer: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"
@@ -393,7 +395,7 @@ if wants sanitize && ((prepared)) && has_time sanitize; then
       for p in elementwise_gpu_test reduce_gpu_test train_gpu_test host_data_gpu_test; do
         [ "$tool" = racecheck ] && [ "$p" = elementwise_gpu_test ] && continue  # no shared memory there
         runnable "$p" || { san_rc=1; continue; }
-        bounded 100 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" compute-sanitizer --tool "$tool" \
+        bounded 90 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" compute-sanitizer --tool "$tool" \
           --error-exitcode 3 "$bin/$p" --gtest_filter="${subset[$p]}" > "$tmp/$tool.$p.txt" 2>&1 &
         san_pid[$tool.$p]=$!
       done
@@ -419,7 +421,7 @@ if wants peers && has_time peers; then
   for p in sum train host_pipeline; do
     extra=()
     [ "$p" = train ] && extra=(--budget 3)  # seconds per fit: long loops compare per iteration
-    bounded 70 python3 "bench/peers/$p.py" --gpu-only --out "$out/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
+    bounded 55 python3 "bench/peers/$p.py" --gpu-only --out "$out/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
     rc=$?
     runs=$(grep -c '"run_type"' "$out/peer_$p.json" 2>/dev/null)
     say "peer $p: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"

@@ -18,11 +18,30 @@ fusekit_program_path() {
   esac
 }
 
-# fusekit_source_hash DIR: a hash of every file the programs are built from
-# (sources, headers, CMake files), the same wherever the tree was copied.
+# fusekit_source_files DIR: the files the programs are built from (sources,
+# headers, CMake files), one per line, sorted: exactly those that travel with a
+# copy of the working tree, which git names (tracked, and untracked but not
+# ignored: an in-source build folder never travels, so it is never listed).
+# Without git (a copied tree), the list that scripts/gpu-bundle.sh recorded.
+fusekit_source_files() {
+  if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$1" && git ls-files --cached --others --exclude-standard -- include tests bench examples cmake CMakeLists.txt |
+       grep -E '(\.(cu|cuh|hpp|cpp|h|cmake|in)|CMakeLists\.txt)$' | grep -v '^bench/results/' | LC_ALL=C sort -u |
+       while IFS= read -r f; do [ -f "$1/$f" ] && echo "$f"; done)
+  elif [ -n "${FUSEKIT_SOURCE_LIST:-}" ] && [ -f "$FUSEKIT_SOURCE_LIST" ]; then
+    cat "$FUSEKIT_SOURCE_LIST"
+  else
+    echo "fusekit_source_files: no git and no recorded list (FUSEKIT_SOURCE_LIST)" >&2
+    return 1
+  fi
+}
+
+# fusekit_source_hash DIR: a hash of the listed files' names and contents, the
+# same wherever the tree was copied; a listed file that is missing changes it.
 fusekit_source_hash() {
-  (cd "$1" && find include tests bench examples cmake CMakeLists.txt -type f \
-      \( -name '*.cu' -o -name '*.cuh' -o -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' \
-         -o -name '*.cmake' -o -name '*.in' \) -not -path 'bench/results/*' -print0 |
-     LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  local list
+  list=$(fusekit_source_files "$1") || { echo "no-source-list"; return 0; }
+  (cd "$1" && while IFS= read -r f; do
+     if [ -f "$f" ]; then sha256sum "$f"; else echo "missing  $f"; fi
+   done <<< "$list" | sha256sum | cut -c1-16)
 }

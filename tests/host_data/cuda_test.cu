@@ -261,10 +261,16 @@ TEST(HostData, PinnedStagingComesFromThePolicysResource) {
 }
 
 // Repeated calls keep their device memory mapped: the default resource is a
-// pool of fusekit's own that keeps what calls need across synchronizations
-// (the device's default pool releases everything at each one), and the
-// device's default pool is not touched.
-TEST(HostData, RepeatedCallsMapNoMemoryAnew) {
+// pool of fusekit's own whose release threshold (default_pool_keep_bytes) keeps
+// what calls need across synchronizations, and the device's default pool is not
+// touched. What is asserted is what fusekit sets and what CUDA documents for a
+// pool's release threshold ("the allocator will try to release memory back to
+// the OS on the next synchronize" only "when more than the release threshold
+// bytes" are held: CUDA Runtime API, cudaMemPoolAttrReleaseThreshold). How much
+// the driver maps for a request is its own: the reservation may grow, it never
+// shrinks under the threshold, and every temporary is back in the pool after
+// each call.
+TEST(HostData, RepeatedCallsKeepTheirMemoryMapped) {
   FUSEKIT_REQUIRE_DEVICE();
   std::size_t const n = std::size_t{1} << 22;
   auto const g = greys(n, 12);
@@ -275,20 +281,27 @@ TEST(HostData, RepeatedCallsMapNoMemoryAnew) {
   ASSERT_EQ(cudaDeviceGetDefaultMemPool(&device_pool, 0), cudaSuccess);
   std::uint64_t zero = 0;
   ASSERT_EQ(cudaMemPoolSetAttribute(device_pool, cudaMemPoolAttrUsedMemHigh, &zero), cudaSuccess);
-  auto const reserved = [&] {
+  auto const attribute = [&](cudaMemPoolAttr a) {
     std::uint64_t r = 0;
-    EXPECT_EQ(cudaMemPoolGetAttribute(ours, cudaMemPoolAttrReservedMemCurrent, &r), cudaSuccess);
+    EXPECT_EQ(cudaMemPoolGetAttribute(ours, a, &r), cudaSuccess);
     return r;
   };
+  EXPECT_EQ(attribute(cudaMemPoolAttrReleaseThreshold), fusekit::detail::default_pool_keep_bytes);
   fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
   FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
-  std::uint64_t const after_first = reserved();
-  EXPECT_GT(after_first, 0u) << "the slots were unmapped at the synchronize";
+  std::uint64_t last = attribute(cudaMemPoolAttrReservedMemCurrent);
+  EXPECT_GT(last, 0u) << "the slots were unmapped at the synchronize";
+  EXPECT_EQ(attribute(cudaMemPoolAttrUsedMemCurrent), 0u) << "a temporary of the first call was not freed";
   for (int k = 0; k < 3; ++k) {
     fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
     (void)fusekit::sum(fusekit::cuda{}, w);  // a synchronizing call with small temporaries
     FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
-    EXPECT_EQ(reserved(), after_first) << "call " << k + 2 << " mapped or unmapped memory";
+    std::uint64_t const now = attribute(cudaMemPoolAttrReservedMemCurrent);
+    if (last <= fusekit::detail::default_pool_keep_bytes) {
+      EXPECT_GE(now, last) << "call " << k + 2 << " unmapped memory under the release threshold";
+    }
+    EXPECT_EQ(attribute(cudaMemPoolAttrUsedMemCurrent), 0u) << "a temporary of call " << k + 2 << " was not freed";
+    last = now;
   }
   std::uint64_t high = 1;
   ASSERT_EQ(cudaMemPoolGetAttribute(device_pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);

@@ -73,55 +73,22 @@ Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int
                const Op& op, Acc init) {
   if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
   // Each rank reduces its shard, then every rank folds the ranks' results in
-  // rank order with op itself (not MPI_SUM/MIN/MAX, whose NaN and rounding
-  // rules are the MPI library's): the same bits on every rank, for any op.
-  struct part {
-    Acc value;
-    std::int64_t size;
-  };
-  part mine{init, size};
+  // rank order with op itself (fold_in_rank_order, not MPI_SUM/MIN/MAX).
+  Acc mine = init;
   if (size > 0) {
     if constexpr (atomic_op<Op, Acc>::exists) {  // every algorithm, from the op's identity
-      mine.value = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
+      mine = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
     } else {  // cub: the only algorithm an op without an atomic takes here (checked)
-      mine.value = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
+      mine = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
     }
   }
-  std::vector<part> parts(static_cast<std::size_t>(mpi_size(policy.comm)));
-  FUSEKIT_MPI_TRY(MPI_Allgather(&mine, static_cast<int>(sizeof(part)), MPI_BYTE, parts.data(),
-                                static_cast<int>(sizeof(part)), MPI_BYTE, policy.comm));
-  Acc all = init;
-  for (const part& p : parts) {
-    if (p.size > 0) { all = op(all, p.value); }
-  }
-  return all;
+  return fold_in_rank_order(mpi_gather{policy.comm}, mine, size, op, init);
 }
 
 template <class Out, class Op, class... Ins>
 void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
          ::cuda::std::span<Ins>... ins) {
   run(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
-}
-
-/// The call key of a sum of T in Acc (reduce_sum, sum).
-template <class T, class Acc>
-call_key sum_key(const char* function, reduce_algorithm algorithm) {
-  call_key key(function);
-  key.add("element type", type_code<std::remove_cv_t<T>>())
-      .add("accumulator type", type_code<Acc>())
-      .add("algorithm", algorithm);
-  return key;
-}
-
-/// The call key of a sum of op over inputs Ins in Acc (transform_reduce(_sum)).
-template <class Acc, class Op, class... Ins>
-call_key transform_sum_key(const char* function, reduce_algorithm algorithm) {
-  call_key key(function);
-  key.add("input types", type_code<std::tuple<std::remove_cv_t<Ins>...>>())
-      .add("accumulator type", type_code<Acc>())
-      .add("op", type_code<Op>())
-      .add("algorithm", algorithm);
-  return key;
 }
 
 template <class T, class Acc>
@@ -194,13 +161,8 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   MPI_Comm const comm = policy.comm;
   expect_communicator(comm);
   int const ranks = mpi_size(comm);
-  call_key key(f);
-  key.add("element type", type_code<T>()).add("L (columns of X)", X.extent(1)).add("N (columns of Y)", Y.extent(1));
-  add_options(key, o);
   cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
-  if (o.init == gd_init::warm_start) {  // the same start on every rank, or ranks iterate apart (and may hang)
-    key.add("W (the warm start)", bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
-  }
+  call_key key = fit_key<T>(f, X.extent(1), Y.extent(1), o, bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
   key.add("sample weights (given or not)", !extras.sample_weight.empty())
       .add("intercept (given or not)", !extras.intercept.empty());
   collective_check(comm, key, [&] {
@@ -220,22 +182,7 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
   // throws on some ranks throws on all (its own exception where it threw, a
   // runtime_error naming the rank elsewhere), with W the iterate at that point.
   gd_options collective = o;
-  if (o.progress) {
-    collective.progress = [&o, comm, ranks](const fit_progress& now) {
-      std::exception_ptr thrown;
-      try {
-        o.progress(now);
-      } catch (...) { thrown = std::current_exception(); }
-      int const mine = thrown ? mpi_rank(comm) : ranks;
-      int first = ranks;
-      FUSEKIT_MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-      if (thrown) { std::rethrow_exception(thrown); }
-      if (first < ranks) {
-        throw std::runtime_error("fusekit::fit (mpi): the progress callback threw on rank " + std::to_string(first) +
-                                 " at iteration " + std::to_string(now.iteration) + "; every rank stops there");
-      }
-    };
-  }
+  collective.progress = collective_progress("fusekit::fit (mpi)", o, mpi_gather{comm});
   fit_report report = cpu_fit_with_extras(
       local, X, Y, W, collective, extras, K,
       [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },

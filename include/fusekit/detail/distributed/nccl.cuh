@@ -2,17 +2,18 @@
 #pragma once
 /// \file
 /// fusekit::nccl's backend (contract in nccl.cuh): NCCL's names for the
-/// element types, the error check of every NCCL call, collective argument
-/// checks, the deterministic tree over the GPUs' shards, the other sums by
-/// ncclAllReduce, and the Gram fit with A and B summed over the ranks once.
+/// element types, the error check of every NCCL call, the agreement every
+/// collective call makes first (call key, checks, progress: the same code as
+/// fusekit::mpi's, detail/distributed/agreement.hpp), the deterministic tree
+/// over the GPUs' shards, the other sums folded in rank order, and the Gram
+/// fit with A and B summed over the ranks once.
 
+#include <fusekit/detail/distributed/nccl_collectives.cuh>
 #include <fusekit/detail/distributed/tree.hpp>
 #include <fusekit/detail/elementwise/cuda.cuh>
 #include <fusekit/detail/reduce/cuda.cuh>
 #include <fusekit/detail/train/cuda.cuh>
 #include <fusekit/nccl_types.hpp>
-
-#include <nccl.h>
 
 #include <array>
 #include <cstdint>
@@ -31,79 +32,6 @@ template <class Tag>
 struct backend_available<Tag, nccl> : std::true_type {};
 
 inline namespace distributed {
-
-#define FUSEKIT_NCCL_TRY(call)                                                                               \
-  do {                                                                                                       \
-    ncclResult_t const fusekit_nccl_status_ = (call);                                                        \
-    if (fusekit_nccl_status_ != ncclSuccess) {                                                               \
-      throw ::fusekit::cuda_error("NCCL", static_cast<int>(fusekit_nccl_status_),                            \
-                                  ncclGetErrorString(fusekit_nccl_status_), "ncclResult_t", #call, __FILE__, \
-                                  __LINE__);                                                                 \
-    }                                                                                                        \
-  } while (0)
-
-template <class T>
-ncclDataType_t nccl_type() {
-  if constexpr (std::is_same_v<T, float>) {
-    return ncclFloat32;
-  } else if constexpr (std::is_same_v<T, double>) {
-    return ncclFloat64;
-  } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    return ncclInt64;
-  } else {
-    static_assert(std::is_same_v<T, std::uint64_t>, "fusekit::nccl: float, double, int64_t or uint64_t");
-    return ncclUint64;
-  }
-}
-
-inline int nccl_rank(const nccl& p) {
-  int r = 0;
-  FUSEKIT_NCCL_TRY(ncclCommUserRank(p.comm, &r));
-  return r;
-}
-
-inline int nccl_size(const nccl& p) {
-  int s = 0;
-  FUSEKIT_NCCL_TRY(ncclCommCount(p.comm, &s));
-  return s;
-}
-
-/// `count` values of T from every rank, gathered on every rank (host vectors in, out).
-template <class T>
-std::vector<T> nccl_allgather_host(const nccl& p, const std::vector<T>& mine) {
-  int const ranks = nccl_size(p);
-  stream_buffer<T> const d(p.local, static_cast<std::int64_t>(mine.size()) * (ranks + 1));
-  T* const send = d.get() + mine.size() * static_cast<std::size_t>(ranks);
-  cudaStream_t const s = p.local.stream;
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(send, mine.data(), mine.size() * sizeof(T), cudaMemcpyHostToDevice, s));
-  FUSEKIT_NCCL_TRY(ncclAllGather(send, d.get(), mine.size(), nccl_type<T>(), p.comm, s));
-  std::vector<T> all(mine.size() * static_cast<std::size_t>(ranks));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(all.data(), d.get(), all.size() * sizeof(T), cudaMemcpyDeviceToHost, s));
-  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(s));
-  return all;
-}
-
-/// This rank's checks; if any rank's failed, every rank throws the lowest
-/// failing rank's message (one small all-gather when all pass).
-template <class Checks>
-void nccl_collective_check(const nccl& p, const Checks& checks) {
-  constexpr std::size_t message_bytes = 480;
-  std::vector<std::int64_t> mine(1 + message_bytes / 8, 0);
-  try {
-    checks();
-  } catch (const invalid_argument& e) {
-    std::string const text = e.what();
-    mine[0] = 1;
-    std::memcpy(mine.data() + 1, text.data(), text.size() < message_bytes - 1 ? text.size() : message_bytes - 1);
-  }
-  std::vector<std::int64_t> const all = nccl_allgather_host(p, mine);
-  for (std::size_t r = 0; r * mine.size() < all.size(); ++r) {
-    if (all[r * mine.size()] != 0) {
-      const char* text = reinterpret_cast<const char*>(all.data() + r * mine.size() + 1);
-      throw invalid_argument(std::string(text, strnlen(text, message_bytes)) + " (rank " + std::to_string(r) + ")");
-    }
-  }
-}
 
 template <class Acc, class Src>
 __global__ void evaluate_kernel(Src src, std::int64_t n, Acc* out) {
@@ -181,8 +109,17 @@ void nccl_sum(const char* function, const nccl& p, const Src& src, std::int64_t 
     nccl_tree_reduce(function, p, src, size, plus{}, Acc(0), out);
     return;
   }
-  gpu_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
-  FUSEKIT_NCCL_TRY(ncclAllReduce(out, out, 1, nccl_type<Acc>(), ncclSum, p.comm, p.local.stream));
+  // Each rank sums its shard with `algorithm`; then every rank folds the ranks'
+  // results in rank order (fold_in_rank_order, as fusekit::mpi does; not
+  // ncclAllReduce's sum): the same bits on every rank.
+  Acc mine = Acc(0);
+  if (size > 0) {
+    gpu_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&mine, out, sizeof(Acc), cudaMemcpyDeviceToHost, p.local.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(p.local.stream));
+  }
+  Acc const all = fold_in_rank_order(nccl_gather{&p}, mine, size, plus{}, Acc(0));
+  launch(store_kernel<Acc>, 1, 1, 0, p.local.stream, out, all);
 }
 
 /// The views of a call on fusekit::nccl are device memory.
@@ -201,7 +138,7 @@ void run(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<
 template <class T, class Acc>
 void run(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
-  nccl_collective_check(p, [&] {
+  nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
     check_reduce(f, in, out);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
     expect_device_views(f, in.data(), out);
@@ -215,7 +152,7 @@ void run(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm alg
          ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t n = 0;
-  nccl_collective_check(p, [&] {
+  nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
     n = check_transform_reduce(f, out, ins...);
     check_reduce_algorithm<plus, Acc>(f, algorithm);
     expect_device_views(f, out, ins.data()...);
@@ -227,7 +164,7 @@ template <class T, class Acc>
 Acc run(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
   const char* const f = "fusekit::sum";
   std::int64_t n = 0;
-  nccl_collective_check(p, [&] {
+  nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
     n = check_sum_inputs(f, reduce_input(in));
     check_reduce_algorithm<plus, Acc>(f, algorithm);
     expect_device_views(f, in.data());
@@ -241,7 +178,7 @@ Acc run(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumul
         ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce";
   std::int64_t n = 0;
-  nccl_collective_check(p, [&] {
+  nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
     n = check_sum_inputs(f, transform_reduce_inputs(ins...));
     check_reduce_algorithm<plus, Acc>(f, algorithm);
     expect_device_views(f, ins.data()...);
@@ -272,7 +209,17 @@ struct nccl_system : device_system<T> {
 template <class T>
 fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   const char* const f = "fusekit::fit";
-  nccl_collective_check(p, [&] {
+  // The warm start's hash, from W's bytes on this GPU: every rank must start alike.
+  std::int64_t warm = 0;
+  if (o.init == gd_init::warm_start && W.data_handle() != nullptr &&
+      memory_space_of(W.data_handle()) == memory_space::device) {
+    std::vector<T> start(static_cast<std::size_t>(W.extent(0) * W.extent(1)));
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(start.data(), W.data_handle(), start.size() * sizeof(T), cudaMemcpyDeviceToHost,
+                                     p.local.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(p.local.stream));
+    warm = bytes_hash(start.data(), static_cast<std::int64_t>(start.size()));
+  }
+  nccl_collective_check(p, fit_key<T>(f, X.extent(1), Y.extent(1), o, warm), [&] {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true);
     FUSEKIT_EXPECTS(o.formulation != gd_formulation::direct,
                     std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
@@ -282,6 +229,9 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
   (void)rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));  // L, N agree; K ≥ 1
   gd_options gram = o;
   gram.formulation = gd_formulation::gram;
+  // Every rank calls the progress callback at the same points; one that throws
+  // on some ranks throws on all, as on fusekit::mpi.
+  gram.progress = collective_progress("fusekit::fit (nccl)", o, nccl_gather{&p});
   fit_report report =
       gpu_fit_checked(p.local, X, Y, W, gram, nullptr, nccl_system<T>{{X, Y, p.local.stream}, p}, automatic_path{});
   report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch

@@ -2,15 +2,16 @@
 #pragma once
 /// \file
 /// The trainer's kernels: each is indices around a body the CPU tests run —
-/// the power iteration, the descent step and predict_at, on a block_team or
-/// per thread (detail/train/power_iteration.hpp, detail/train/descent.hpp,
-/// detail/train/checks.hpp).
+/// the power iteration, the per-output fit, step and CGLS rows, and
+/// predict_at, on a block_team or per thread (detail/train/power_iteration.hpp,
+/// detail/train/output_bodies.hpp, detail/train/checks.hpp).
 
 #include <fusekit/detail/core/cuda_launch.cuh>
 #include <fusekit/detail/team/block_team.cuh>
 #include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/conjugate_gradient.hpp>
 #include <fusekit/detail/train/descent.hpp>
+#include <fusekit/detail/train/output_bodies.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
 #include <fusekit/detail/train/checks.hpp>
 
@@ -33,46 +34,15 @@ __global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, do
   if (team.leader()) { *lambda = result; }
 }
 
-/// Shared memory of the single-launch kernel for L unknowns: A, then b, w,
-/// previous, point and the gradient.
-template <class T>
-constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
-  return static_cast<std::size_t>(L * L + 5 * L) * sizeof(T);
-}
-
-/// Every iteration of output blockIdx.x (Gram formulation), in one block.
+/// Every iteration of output blockIdx.x (Gram formulation), in one block
+/// (single_launch_body, detail/train/output_bodies.hpp).
 template <class T>
 __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, descent_params<T> p,
                                          output_report* reports) {
   __shared__ double scratch[block_team_scratch];
   extern __shared__ double shared[];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  T* const a = reinterpret_cast<T*>(shared);
-  T* const b = a + L * L;
-  T* const w = b + L;
-  T* const previous = w + L;
-  T* const point = previous + L;
-  T* const g = point + L;
-  team.for_each(L * L, [&](std::int64_t i) { a[i] = A[i]; });
-  team.for_each(L, [&](std::int64_t i) {
-    b[i] = B[n * L + i];
-    w[i] = W[n * L + i];
-  });
-  descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
-  auto const m = make_scaling(p, static_cast<const T*>(a), L + 1);
-  auto s = descent_state<T>::start(p, gram_terms(team, L, element_of<T>{a}, element_of<T>{b}, m));
-  if (p.method == gd_method::conjugate_gradient) {
-    do {
-      gram_product(team, a, L, point, g);  // q = A·d; d is `point`, r is `previous`
-    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m));
-  } else {
-    do {
-      gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
-    } while (descent_step(team, p, s, L, w, previous, point, element_of<T>{g}, m));
-  }
-  team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
-  if (team.leader()) { reports[n] = s.report; }
+  single_launch_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), A, B, W, L, p, reports,
+                     reinterpret_cast<T*>(shared));
 }
 
 /// The cuBLAS path's per-output state, kept on the device between launches.
@@ -101,53 +71,25 @@ __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous
   if (team.leader()) { states[n] = descent_state<T>::start(p, terms); }
 }
 
-/// One step of every running output, after G holds A·point (Gram: the
-/// gradient is G − B; CG takes G itself as A·d) or the gradient itself
-/// (direct: `gram` false); row n of each matrix is output n. `running` (when
-/// not null) counts the outputs that go on.
+/// One step of every running output (step_output_body, detail/train/output_bodies.hpp).
+/// `running` (when not null) counts the outputs that go on.
 template <class T>
 __global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* A,
                                     const T* B, bool gram, std::int64_t L, descent_params<T> p, int* running) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
-  if (!s.running) { return; }      // uniform across the block
-  const T* const gn = G + n * L;
-  const T* const bn = B + n * L;
-  auto const m = make_scaling(p, A, L + 1);
-  bool goes_on = false;
-  if (p.method == gd_method::conjugate_gradient && gram) {
-    goes_on =
-        cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
-  } else if (p.method == gd_method::conjugate_gradient) {  // CGLS: G holds r = Xᵀρ (cgls_rows_kernel ran first)
-    goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m);
-  } else {
-    goes_on = descent_step(
-        team, p, s, L, W + n * L, previous + n * L, point + n * L,
-        [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
-  }
-  if (team.leader()) {  // after the step's last sync: every member has read states[n]
-    states[n] = s;
-    if (goes_on && running != nullptr) { atomicAdd(running, 1); }
-  }
+  bool const goes_on =
+      step_output_body(team, static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, G, A, B, gram, L, p);
+  if (team.leader() && goes_on && running != nullptr) { atomicAdd(running, 1); }
 }
 
-/// CGLS's update of every running output's rows residual (ρ: R, K × N,
-/// column n for output n), after Q (K × N) holds X·Pᵀ; it runs before the
-/// GEMM that makes Xᵀρ and the step (detail/train/conjugate_gradient.hpp).
+/// CGLS's update of every running output's rows residual (cgls_rows_body,
+/// detail/train/output_bodies.hpp).
 template <class T>
 __global__ void cgls_rows_kernel(descent_state<T>* states, T* W, const T* point, const T* Q, T* R, const T* Y,
                                  std::int64_t K, std::int64_t N, std::int64_t L) {
   __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  descent_state<T> s = states[n];
-  if (!s.running) { return; }  // uniform across the block
-  cgls_rows(
-      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
-      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
-  if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
+  cgls_rows_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, point, Q, R, Y, K, N, L);
 }
 
 /// Threads per output in the iteration kernels: a warp per 32 unknowns, up to the tuning's cap.

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The bodies of the trainer's per-output kernels (detail/train/kernels.cuh),
+/// written against a team (detail/team/team.hpp) so that the very code a
+/// thread block runs also runs on the CPU's teams: the whole single-launch fit
+/// of one output, one step of one output on the cuBLAS path, and CGLS's row
+/// update. A kernel is its indices (output n = blockIdx.x), its shared memory
+/// and these; tests/team/threaded_team_test.cpp runs them with M real threads
+/// as members, barriers and all.
+
+#include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/train/conjugate_gradient.hpp>
+#include <fusekit/detail/train/descent.hpp>
+#include <fusekit/train_types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fusekit {
+namespace detail {
+inline namespace train {
+
+/// Shared memory of the single-launch fit for L unknowns: A, then b, w,
+/// previous, point and the gradient.
+template <class T>
+constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
+  return static_cast<std::size_t>(L * L + 5 * L) * sizeof(T);
+}
+
+/// Every iteration of output n (Gram formulation) by one team: A (L × L) and
+/// row n of B and W copied into `shared` (single_launch_shared_bytes(L)), the
+/// iterations there, then row n of W and reports[n] written back.
+template <class T, class Team>
+FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A, const T* B, T* W, std::int64_t L,
+                                   const descent_params<T>& p, output_report* reports, T* shared) {
+  T* const a = shared;
+  T* const b = a + L * L;
+  T* const w = b + L;
+  T* const previous = w + L;
+  T* const point = previous + L;
+  T* const g = point + L;
+  team.for_each(L * L, [&](std::int64_t i) { a[i] = A[i]; });
+  team.for_each(L, [&](std::int64_t i) {
+    b[i] = B[n * L + i];
+    w[i] = W[n * L + i];
+  });
+  descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
+  auto const m = make_scaling(p, static_cast<const T*>(a), L + 1);
+  auto s = descent_state<T>::start(p, gram_terms(team, L, element_of<T>{a}, element_of<T>{b}, m));
+  if (p.method == gd_method::conjugate_gradient) {
+    do {
+      gram_product(team, a, L, point, g);  // q = A·d; d is `point`, r is `previous`
+    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m));
+  } else {
+    do {
+      gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
+    } while (descent_step(team, p, s, L, w, previous, point, element_of<T>{g}, m));
+  }
+  team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
+  if (team.leader()) { reports[n] = s.report; }
+}
+
+/// One step of output n on the cuBLAS path, after G holds A·point (Gram: the
+/// gradient is G − B; CG takes G itself as A·d) or the gradient itself
+/// (direct: `gram` false); row n of each matrix is output n. Returns whether
+/// the output goes on; states[n] is written by the leader after the step's
+/// last sync, when every member has read it.
+template <class T, class Team>
+FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
+                                 T* point, const T* G, const T* A, const T* B, bool gram, std::int64_t L,
+                                 const descent_params<T>& p) {
+  descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
+  if (!s.running) { return false; }  // uniform across the team
+  const T* const gn = G + n * L;
+  const T* const bn = B + n * L;
+  auto const m = make_scaling(p, A, L + 1);
+  bool goes_on = false;
+  if (p.method == gd_method::conjugate_gradient && gram) {
+    goes_on =
+        cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
+  } else if (p.method == gd_method::conjugate_gradient) {  // CGLS: G holds r = Xᵀρ (cgls_rows_body ran first)
+    goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m);
+  } else {
+    goes_on = descent_step(
+        team, p, s, L, W + n * L, previous + n * L, point + n * L,
+        [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
+  }
+  if (team.leader()) { states[n] = s; }
+  return goes_on;
+}
+
+/// CGLS's update of output n's rows residual (ρ: R, K × N, column n), after Q
+/// (K × N) holds X·Pᵀ; it runs before the GEMM that makes Xᵀρ and the step
+/// (detail/train/conjugate_gradient.hpp).
+template <class T, class Team>
+FUSEKIT_HD void cgls_rows_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, const T* point,
+                               const T* Q, T* R, const T* Y, std::int64_t K, std::int64_t N, std::int64_t L) {
+  descent_state<T> s = states[n];
+  if (!s.running) { return; }  // uniform across the team
+  cgls_rows(
+      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
+      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
+  if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
+}
+
+}  // namespace train
+}  // namespace detail
+}  // namespace fusekit

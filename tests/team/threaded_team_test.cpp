@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: Apache-2.0
+// The bodies the GPU kernels run, under a thread block's own schedule on the
+// CPU (tests/common/threaded_team.hpp): M real threads as members, t taking
+// t, t + M, ..., real barriers at sync(), sums in the block's order. Each body
+// runs for M in {32, 64, 256}, concurrently (ThreadSanitizer's preset checks
+// these runs for races) and in turns, one member at a time in an order drawn
+// afresh at every barrier, in two different orders: a member that runs past a
+// dropped sync() reads what others have not written yet, and the bits then
+// depend on the order, where a correct body's never do.
+//
+// What each body promises, checked here:
+//  - the tree tile (detail/reduce/tree.hpp): the bits of serial_team and of the
+//    tree's order written out below, for any number of members;
+//  - the power iteration: every member returns the same λ, within its stated
+//    bound (λ ≤ λmax, relative change ≤ 1e-10 at the end) of the true λmax;
+//  - the single-launch fit (descent, Nesterov, CG, with and without Jacobi):
+//    the same bits whatever the schedule for one M (a block is deterministic),
+//    a converged output meets its tolerance in long double, and the weights
+//    agree with serial_team's within the solution's rounding bound;
+//  - CGLS's rows and direction (the cuBLAS path's per-output bodies): the same.
+#include <fusekit/detail/reduce/tree.hpp>
+#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/train/output_bodies.hpp>
+#include <fusekit/detail/train/power_iteration.hpp>
+#include <fusekit/functors.hpp>
+
+#include "common/threaded_team.hpp"
+#include "common/train_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusekit::fit_status;
+using fusekit::gd_method;
+using fusekit::gd_options;
+using fusekit::detail::descent_params;
+using fusekit::detail::serial_team;
+using fusekit::test::run_team;
+using fusekit::test::run_mode;
+using fusekit::test::threaded_team;
+
+constexpr int member_counts[] = {32, 64, 256};
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// ---- the deterministic tree's tile ---------------------------------------------
+
+// The tile's order written out from its documentation: lane l folds rows
+// r = 0, 1, ... of column l (element base + r·256 + l) with op; then for
+// s = 128, 64, ..., 1, lane l ⊕= lane l + s for l < min(s, filled − s).
+template <class Acc, class Op>
+Acc tile_in_order(const std::vector<Acc>& x, std::int64_t tile, const Op& op) {
+  using namespace fusekit::detail;
+  std::int64_t const n = static_cast<std::int64_t>(x.size()), base = tile * tree_tile;
+  std::vector<Acc> lane(tree_lanes);
+  for (std::int64_t l = 0; l < tree_lanes && base + l < n; ++l) {
+    Acc acc = x[static_cast<std::size_t>(base + l)];
+    for (std::int64_t r = 1; r < tree_per_lane; ++r) {
+      std::int64_t const i = base + r * tree_lanes + l;
+      if (i < n && i < base + tree_tile) { acc = op(acc, x[static_cast<std::size_t>(i)]); }
+    }
+    lane[static_cast<std::size_t>(l)] = acc;
+  }
+  std::int64_t const filled = std::min<std::int64_t>(n - base, tree_lanes);
+  for (std::int64_t s = tree_lanes / 2; s >= 1; s /= 2) {
+    for (std::int64_t l = 0; l < std::min(s, filled - s); ++l) {
+      lane[static_cast<std::size_t>(l)] = op(lane[static_cast<std::size_t>(l)], lane[static_cast<std::size_t>(l + s)]);
+    }
+  }
+  return lane[0];
+}
+
+template <class Acc, class Op>
+void expect_tiles_keep_their_bits(const Op& op, const char* what) {
+  using namespace fusekit::detail;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  // Whole tiles, a last tile with part of a row, one with under a row, one value.
+  for (std::int64_t n : {std::int64_t{3} * tree_tile, tree_tile + 3 * tree_lanes + 77, tree_tile + 100, std::int64_t{1}}) {
+    std::vector<Acc> x(static_cast<std::size_t>(n));
+    for (auto& v : x) { v = static_cast<Acc>(u(rng) * std::exp2(static_cast<double>(rng() % 40) - 20)); }
+    auto const src = [&](std::int64_t i) { return x[static_cast<std::size_t>(i)]; };
+    std::int64_t const tiles = (n + tree_tile - 1) / tree_tile;
+    std::vector<Acc> expected(static_cast<std::size_t>(tiles)), serial(expected.size());
+    std::vector<Acc> lane(tree_lanes);
+    for (std::int64_t tile = 0; tile < tiles; ++tile) {
+      expected[static_cast<std::size_t>(tile)] = tile_in_order(x, tile, op);
+      serial[static_cast<std::size_t>(tile)] = tree_tile_reduce(serial_team{}, lane.data(), src, op, tile, n);
+    }
+    ASSERT_TRUE(same_bits(serial, expected)) << what << " serial_team, n " << n;
+    for (int m : member_counts) {
+      for (const run_mode& how : fusekit::test::modes_to_run()) {
+        // One team takes every tile in turn with the same lanes, as a block of
+        // the tree kernel does; every member keeps what the body returned.
+        std::vector<Acc> shared(tree_lanes);
+        std::vector<std::vector<Acc>> by_member(static_cast<std::size_t>(m), std::vector<Acc>(expected.size()));
+        run_team(m, how, [&](const threaded_team& team) {
+          for (std::int64_t tile = 0; tile < tiles; ++tile) {
+            by_member[static_cast<std::size_t>(team.member())][static_cast<std::size_t>(tile)] =
+                tree_tile_reduce(team, shared.data(), src, op, tile, n);
+          }
+        });
+        for (int t = 0; t < m; ++t) {
+          ASSERT_TRUE(same_bits(by_member[static_cast<std::size_t>(t)], expected))
+              << what << ", n " << n << ", " << m << " members " << how.name() << ", member " << t;
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadedTeam, TreeTileHasTheSerialBitsForAnyMemberCount) {
+  expect_tiles_keep_their_bits<float>(fusekit::plus{}, "float plus");
+  expect_tiles_keep_their_bits<double>(fusekit::plus{}, "double plus");
+  expect_tiles_keep_their_bits<double>(fusekit::maximum{}, "double maximum");
+}
+
+// ---- the power iteration ---------------------------------------------------------
+
+TEST(ThreadedTeam, PowerIterationGivesEveryMemberTheSameLambdaWithinItsBound) {
+  std::mt19937_64 rng(3);
+  for (std::int64_t L : {std::int64_t{7}, std::int64_t{40}, std::int64_t{300}}) {
+    // A = Q diag(λ) Qᵀ with a known spectrum, Q from Householder reflections.
+    std::vector<double> lambda(static_cast<std::size_t>(L));
+    for (std::int64_t i = 0; i < L; ++i) { lambda[static_cast<std::size_t>(i)] = 1.0 + static_cast<double>(i) / 4; }
+    lambda.back() = 3.0 * (1.0 + static_cast<double>(L) / 4);  // a gap: the iteration converges fast
+    std::vector<double> h(static_cast<std::size_t>(L));
+    std::normal_distribution<double> g(0.0, 1.0);
+    double h2 = 0;
+    for (auto& v : h) { v = g(rng), h2 += v * v; }
+    std::vector<double> A(static_cast<std::size_t>(L * L));
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t j = 0; j < L; ++j) {
+        long double s = 0;  // (I − 2hhᵀ/h²) diag(λ) (I − 2hhᵀ/h²)
+        for (std::int64_t k = 0; k < L; ++k) {
+          long double const qik = (i == k ? 1.0L : 0.0L) - 2.0L * h[i] * h[k] / h2;
+          long double const qjk = (j == k ? 1.0L : 0.0L) - 2.0L * h[j] * h[k] / h2;
+          s += qik * lambda[static_cast<std::size_t>(k)] * qjk;
+        }
+        A[static_cast<std::size_t>(i * L + j)] = static_cast<double>(s);
+      }
+    }
+    for (std::int64_t i = 0; i < L; ++i) {  // exactly symmetric
+      for (std::int64_t j = 0; j < i; ++j) { A[static_cast<std::size_t>(i * L + j)] = A[static_cast<std::size_t>(j * L + i)]; }
+    }
+    double const lmax = lambda.back();
+    for (int m : member_counts) {
+      std::vector<double> first;
+      for (const run_mode& how : fusekit::test::modes_to_run()) {
+        std::vector<double> v(static_cast<std::size_t>(L)), uu(static_cast<std::size_t>(L)), got(static_cast<std::size_t>(m));
+        run_team(m, how, [&](const threaded_team& team) {
+          got[static_cast<std::size_t>(team.member())] =
+              fusekit::detail::symmetric_power_iteration(team, A.data(), L, v.data(), uu.data());
+        });
+        for (int t = 0; t < m; ++t) {
+          ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(t)], &got[0], sizeof(double)), 0)
+              << "member " << t << " of " << m << " returned another λ";
+        }
+        EXPECT_LE(got[0], lmax * (1 + 1e-12)) << "the Rayleigh quotient of a unit vector exceeds λmax";
+        EXPECT_NEAR(got[0], lmax, 1e-6 * lmax) << L << " unknowns, " << m << " members, " << how.name();
+        if (first.empty()) {
+          first = got;
+        } else {
+          EXPECT_TRUE(same_bits(first, got)) << "the schedule changed the bits: a race, " << m << " members";
+        }
+      }
+    }
+  }
+}
+
+// ---- the single-launch fit of one output ------------------------------------------
+
+struct gram_system {
+  std::int64_t L = 0, N = 0;
+  std::vector<double> A, B;
+};
+
+gram_system gram_of(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed) {
+  auto const p = fusekit::test::make_problem<double>(K, L, N, seed, false, 0.01);
+  gram_system s{L, N, std::vector<double>(static_cast<std::size_t>(L * L)), std::vector<double>(static_cast<std::size_t>(N * L))};
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      long double a = 0;
+      for (std::int64_t k = 0; k < K; ++k) { a += static_cast<long double>(p.X[k * L + i]) * p.X[k * L + j]; }
+      s.A[static_cast<std::size_t>(i * L + j)] = static_cast<double>(a);
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      long double b = 0;
+      for (std::int64_t k = 0; k < K; ++k) { b += static_cast<long double>(p.Y[k * N + n]) * p.X[k * L + i]; }
+      s.B[static_cast<std::size_t>(n * L + i)] = static_cast<double>(b);
+    }
+  }
+  return s;
+}
+
+struct fit_result {
+  std::vector<double> W;
+  std::vector<fusekit::output_report> reports;
+};
+
+template <class Run>
+fit_result single_launch(const gram_system& g, const descent_params<double>& p, const Run& run) {
+  fit_result r{std::vector<double>(static_cast<std::size_t>(g.N * g.L), 0.0),
+               std::vector<fusekit::output_report>(static_cast<std::size_t>(g.N))};
+  for (std::int64_t n = 0; n < g.N; ++n) {
+    std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(g.L) / sizeof(double));
+    run([&](const auto& team) {
+      fusekit::detail::single_launch_body(team, n, g.A.data(), g.B.data(), r.W.data(), g.L, p, r.reports.data(),
+                                          shared.data());
+    });
+  }
+  return r;
+}
+
+// ‖A w − b‖² in long double: the gradient the tolerance speaks of, without the fit's rounding.
+long double gradient2(const gram_system& g, const std::vector<double>& W, std::int64_t n) {
+  long double s = 0;
+  for (std::int64_t i = 0; i < g.L; ++i) {
+    long double r = -static_cast<long double>(g.B[static_cast<std::size_t>(n * g.L + i)]);
+    for (std::int64_t j = 0; j < g.L; ++j) {
+      r += static_cast<long double>(g.A[static_cast<std::size_t>(i * g.L + j)]) * W[static_cast<std::size_t>(n * g.L + j)];
+    }
+    s += r * r;
+  }
+  return s;
+}
+
+// L·ε·(‖A‖_F‖w‖ + ‖b‖): how far a gradient computed in double may be from the exact one.
+long double rounding(const gram_system& g, const std::vector<double>& W, std::int64_t n) {
+  long double a2 = 0, w2 = 0, b2 = 0;
+  for (double a : g.A) { a2 += static_cast<long double>(a) * a; }
+  for (std::int64_t i = 0; i < g.L; ++i) {
+    w2 += static_cast<long double>(W[static_cast<std::size_t>(n * g.L + i)]) * W[static_cast<std::size_t>(n * g.L + i)];
+    b2 += static_cast<long double>(g.B[static_cast<std::size_t>(n * g.L + i)]) * g.B[static_cast<std::size_t>(n * g.L + i)];
+  }
+  return static_cast<long double>(g.L) * std::numeric_limits<double>::epsilon() * (std::sqrt(a2 * w2) + std::sqrt(b2));
+}
+
+struct variant {
+  const char* what;
+  gd_method method;
+  bool jacobi;
+  std::int64_t budget;
+  std::int64_t rows_per_unknown;  // K = rows·L + 20: the larger, the better conditioned XᵀX
+  double tolerance = 1e-18;       // 1e-300: unreachable, the fit ends at the rounding floor (stalled)
+};
+
+void expect_single_launch_under_the_blocks_schedule(const variant& var) {
+  // L = 300: members take several unknowns each (M ≤ 256); kept to CG, whose
+  // iterations are few, as a barrier of 256 threads costs a few ms here.
+  for (std::int64_t L : {std::int64_t{5}, std::int64_t{40}, std::int64_t{300}}) {
+    if (L > 256 && (var.method != gd_method::conjugate_gradient || var.tolerance < 1e-100)) { continue; }
+    gram_system const g = gram_of(var.rows_per_unknown * L + 20, L, 2, static_cast<std::uint32_t>(L));
+    // The automatic rate's λ, by the same body (here on one thread).
+    std::vector<double> v(static_cast<std::size_t>(L)), u(static_cast<std::size_t>(L));
+    double const lambda = fusekit::detail::symmetric_power_iteration(serial_team{}, g.A.data(), L, v.data(), u.data());
+    gd_options o;
+    o.method = var.method;
+    o.preconditioner = var.jacobi ? fusekit::gd_preconditioner::jacobi : fusekit::gd_preconditioner::none;
+    o.max_iterations = var.budget;
+    o.tolerance = var.tolerance;
+    o.stall_window = 10;  // the floor's windows: short, so that a fit to the floor ends soon
+    auto const p = fusekit::detail::make_descent_params<double>(o, 1.0 / lambda, 1.0);
+    fit_result const serial = single_launch(g, p, [](const auto& body) { body(serial_team{}); });
+    for (int m : member_counts) {
+      fit_result first;
+      for (const run_mode& how : fusekit::test::modes_to_run()) {
+        std::string const where = std::string(var.what) + ", L " + std::to_string(L) + ", " + std::to_string(m) +
+                                  " members, " + how.name();
+        fit_result const threaded = single_launch(g, p, [&](const auto& body) {
+          run_team(m, how, [&](const threaded_team& team) { body(team); });
+        });
+        for (std::int64_t n = 0; n < g.N; ++n) {
+          auto const& rep = threaded.reports[static_cast<std::size_t>(n)];
+          auto const& ser = serial.reports[static_cast<std::size_t>(n)];
+          EXPECT_EQ(rep.status, ser.status) << where;
+          if (rep.status == fit_status::converged) {
+            // The stop rule: gradᵀgrad < tolerance, computed in double; in long
+            // double the same gradient is within its rounding, L·ε·(‖A‖‖w‖ + ‖b‖).
+            EXPECT_LE(std::sqrt(gradient2(g, threaded.W, n)),
+                      std::sqrt(static_cast<long double>(var.tolerance)) + rounding(g, threaded.W, n))
+                << where << ", output " << n;
+          }
+          if (var.method == gd_method::plain) {  // no convergence in the budget: iterate for iterate
+            EXPECT_EQ(rep.iterations, ser.iterations) << where;
+          }
+        }
+        // Against serial_team: the same fit up to the order of the sums.
+        for (std::size_t i = 0; i < serial.W.size(); ++i) {
+          EXPECT_NEAR(threaded.W[i], serial.W[i], 1e-7 * (1 + std::fabs(serial.W[i]))) << where << ", w " << i;
+        }
+        if (first.W.empty()) {
+          first = threaded;
+        } else {
+          EXPECT_TRUE(same_bits(first.W, threaded.W)) << "the schedule changed the bits: a race, " << where;
+          for (std::int64_t n = 0; n < g.N; ++n) {  // the whole report: where the floor stopped it, too
+            auto const& a = first.reports[static_cast<std::size_t>(n)];
+            auto const& b = threaded.reports[static_cast<std::size_t>(n)];
+            EXPECT_EQ(a.iterations, b.iterations) << where;
+            EXPECT_EQ(a.status, b.status) << where;
+            EXPECT_EQ(a.rule, b.rule) << where;
+            EXPECT_EQ(std::memcmp(&a.grad_norm2, &b.grad_norm2, sizeof(double)), 0) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadedTeam, SingleLaunchPlainDescent) {
+  expect_single_launch_under_the_blocks_schedule({"plain", gd_method::plain, false, 20, 4});
+}
+TEST(ThreadedTeam, SingleLaunchNesterov) {
+  expect_single_launch_under_the_blocks_schedule({"nesterov", gd_method::nesterov, false, 3000, 20});
+}
+TEST(ThreadedTeam, SingleLaunchConjugateGradient) {
+  expect_single_launch_under_the_blocks_schedule({"cg", gd_method::conjugate_gradient, false, 3000, 4});
+}
+TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobi) {
+  expect_single_launch_under_the_blocks_schedule({"cg+jacobi", gd_method::conjugate_gradient, true, 3000, 4});
+}
+// To the rounding floor: where it stops depends on the floor, made of ‖b‖_D and
+// ‖A‖_D (D: the Jacobi scaling), which every member must read whole.
+TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
+  expect_single_launch_under_the_blocks_schedule({"cg+jacobi to the floor", gd_method::conjugate_gradient, true, 80,
+                                                  4, 1e-300});
+}
+
+}  // namespace
