@@ -33,9 +33,7 @@ class fake_communicator {
     if (++arrived_ == ranks_) {
       result_.clear();
       for (const auto& row : rows_) {
-        if (row.size() != mine.size()) {
-          failed_ = "ranks gathered rows of different lengths";
-        }
+        if (row.size() != mine.size()) { failed_ = "ranks gathered rows of different lengths"; }
         result_.insert(result_.end(), row.begin(), row.end());
       }
       arrived_ = 0;

@@ -62,8 +62,12 @@ inline std::vector<run_mode> modes_to_run() {
 class team_state {
  public:
   team_state(int members, schedule how, std::uint64_t seed)
-      : members_(members), how_(how), rng_(seed), order_(static_cast<std::size_t>(members)),
-        slots_(static_cast<std::size_t>(members) + 1), turn_(static_cast<std::size_t>(members)) {
+      : members_(members),
+        how_(how),
+        rng_(seed),
+        order_(static_cast<std::size_t>(members)),
+        slots_(static_cast<std::size_t>(members) + 1),
+        turn_(static_cast<std::size_t>(members)) {
     std::iota(order_.begin(), order_.end(), 0);
     new_phase();
   }

@@ -47,10 +47,9 @@ TEST(Agreement, RanksThatAgreeAllPassAndGatherOnce) {
     std::vector<int> passed(static_cast<std::size_t>(ranks), 0);
     for (int r = 0; r < ranks; ++r) {
       threads.emplace_back([&, r] {
-        fusekit::detail::agree("fusekit::nccl", comm.gather_of(r),
-                               fusekit::detail::sum_key<float, double>("fusekit::sum",
-                                                                       fusekit::reduce_algorithm::deterministic),
-                               [] {});
+        fusekit::detail::agree(
+            "fusekit::nccl", comm.gather_of(r),
+            fusekit::detail::sum_key<float, double>("fusekit::sum", fusekit::reduce_algorithm::deterministic), [] {});
         passed[static_cast<std::size_t>(r)] = 1;
       });
     }
@@ -94,7 +93,8 @@ TEST(Agreement, EveryOptionThatDiffersOnOneRankIsNamedOnEveryRank) {
         no_checks);
     for (int r = 0; r < ranks; ++r) {
       const std::string& w = what[static_cast<std::size_t>(r)];
-      EXPECT_TRUE(has(w, "invalid_argument: fusekit::nccl: rank " + std::to_string(odd) + " passes a different " + name))
+      EXPECT_TRUE(
+          has(w, "invalid_argument: fusekit::nccl: rank " + std::to_string(odd) + " passes a different " + name))
           << name << ", rank " << r << ": " << w;
     }
   }
@@ -137,8 +137,7 @@ TEST(Agreement, TypesShapesAndTheWarmStartMustAgree) {
       {"W (the warm start)",
        [&](int r) {
          const std::vector<double>& w = r == 2 ? w1 : w0;
-         return fusekit::detail::fit_key<double>("fusekit::fit", 3, 1, warm,
-                                                 fusekit::detail::bytes_hash(w.data(), 3));
+         return fusekit::detail::fit_key<double>("fusekit::fit", 3, 1, warm, fusekit::detail::bytes_hash(w.data(), 3));
        }},
   };
   for (const auto& v : variants) {
@@ -163,7 +162,8 @@ TEST(Agreement, TypesShapesAndTheWarmStartMustAgree) {
 TEST(Agreement, TheLowestFailingRanksMessageOnEveryRank) {
   for (int ranks : {2, 4, 7}) {
     auto const what = agree_on(
-        ranks, [](int) { return fusekit::detail::sum_key<float, double>("fusekit::sum", fusekit::reduce_algorithm::cub); },
+        ranks,
+        [](int) { return fusekit::detail::sum_key<float, double>("fusekit::sum", fusekit::reduce_algorithm::cub); },
         [&](int r) {
           return [r, ranks] {
             if (r == ranks - 1 || r == ranks / 2) {
@@ -270,8 +270,8 @@ TEST(Agreement, PartialResultsFoldInRankOrderWithTheOp) {
     std::vector<std::int64_t> order(static_cast<std::size_t>(ranks));
     auto const what = run_ranks(ranks, [&](int r, fake_communicator& comm) {
       auto const i = static_cast<std::size_t>(r);
-      got[i] = fusekit::detail::fold_in_rank_order(comm.gather_of(r), part[i], size[i],
-                                                   [](double a, double b) { return a + b; }, init);
+      got[i] = fusekit::detail::fold_in_rank_order(
+          comm.gather_of(r), part[i], size[i], [](double a, double b) { return a + b; }, init);
       order[i] = fusekit::detail::fold_in_rank_order(
           comm.gather_of(r), std::int64_t{r + 1}, size[i], [](std::int64_t a, std::int64_t b) { return a * 3 + b; },
           std::int64_t{7});
@@ -286,8 +286,8 @@ TEST(Agreement, PartialResultsFoldInRankOrderWithTheOp) {
   // float partials travel in 8-byte slots: their bits come back whole.
   auto const what = run_ranks(3, [](int r, fake_communicator& comm) {
     float const mine[3] = {1.0f / 3.0f, -0.0f, 1e-40f};
-    float const all = fusekit::detail::fold_in_rank_order(comm.gather_of(r), mine[r], std::int64_t{1},
-                                                          [](float a, float b) { return a + b; }, 0.0f);
+    float const all = fusekit::detail::fold_in_rank_order(
+        comm.gather_of(r), mine[r], std::int64_t{1}, [](float a, float b) { return a + b; }, 0.0f);
     float const expected = (0.0f + 1.0f / 3.0f) + -0.0f + 1e-40f;
     if (std::memcmp(&all, &expected, sizeof all) != 0) { throw std::runtime_error("float bits differ"); }
   });

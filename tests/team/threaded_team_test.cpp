@@ -44,8 +44,8 @@ using fusekit::gd_method;
 using fusekit::gd_options;
 using fusekit::detail::descent_params;
 using fusekit::detail::serial_team;
-using fusekit::test::run_team;
 using fusekit::test::run_mode;
+using fusekit::test::run_team;
 using fusekit::test::threaded_team;
 
 constexpr int member_counts[] = {32, 64, 256};
@@ -88,7 +88,8 @@ void expect_tiles_keep_their_bits(const Op& op, const char* what) {
   std::mt19937_64 rng(17);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   // Whole tiles, a last tile with part of a row, one with under a row, one value.
-  for (std::int64_t n : {std::int64_t{3} * tree_tile, tree_tile + 3 * tree_lanes + 77, tree_tile + 100, std::int64_t{1}}) {
+  for (std::int64_t n :
+       {std::int64_t{3} * tree_tile, tree_tile + 3 * tree_lanes + 77, tree_tile + 100, std::int64_t{1}}) {
     std::vector<Acc> x(static_cast<std::size_t>(n));
     for (auto& v : x) { v = static_cast<Acc>(u(rng) * std::exp2(static_cast<double>(rng() % 40) - 20)); }
     auto const src = [&](std::int64_t i) { return x[static_cast<std::size_t>(i)]; };
@@ -153,13 +154,16 @@ TEST(ThreadedTeam, PowerIterationGivesEveryMemberTheSameLambdaWithinItsBound) {
       }
     }
     for (std::int64_t i = 0; i < L; ++i) {  // exactly symmetric
-      for (std::int64_t j = 0; j < i; ++j) { A[static_cast<std::size_t>(i * L + j)] = A[static_cast<std::size_t>(j * L + i)]; }
+      for (std::int64_t j = 0; j < i; ++j) {
+        A[static_cast<std::size_t>(i * L + j)] = A[static_cast<std::size_t>(j * L + i)];
+      }
     }
     double const lmax = lambda.back();
     for (int m : member_counts) {
       std::vector<double> first;
       for (const run_mode& how : fusekit::test::modes_to_run()) {
-        std::vector<double> v(static_cast<std::size_t>(L)), uu(static_cast<std::size_t>(L)), got(static_cast<std::size_t>(m));
+        std::vector<double> v(static_cast<std::size_t>(L)), uu(static_cast<std::size_t>(L)),
+            got(static_cast<std::size_t>(m));
         run_team(m, how, [&](const threaded_team& team) {
           got[static_cast<std::size_t>(team.member())] =
               fusekit::detail::symmetric_power_iteration(team, A.data(), L, v.data(), uu.data());
@@ -189,7 +193,8 @@ struct gram_system {
 
 gram_system gram_of(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_t seed) {
   auto const p = fusekit::test::make_problem<double>(K, L, N, seed, false, 0.01);
-  gram_system s{L, N, std::vector<double>(static_cast<std::size_t>(L * L)), std::vector<double>(static_cast<std::size_t>(N * L))};
+  gram_system s{L, N, std::vector<double>(static_cast<std::size_t>(L * L)),
+                std::vector<double>(static_cast<std::size_t>(N * L))};
   for (std::int64_t i = 0; i < L; ++i) {
     for (std::int64_t j = 0; j < L; ++j) {
       long double a = 0;
@@ -230,7 +235,8 @@ long double gradient2(const gram_system& g, const std::vector<double>& W, std::i
   for (std::int64_t i = 0; i < g.L; ++i) {
     long double r = -static_cast<long double>(g.B[static_cast<std::size_t>(n * g.L + i)]);
     for (std::int64_t j = 0; j < g.L; ++j) {
-      r += static_cast<long double>(g.A[static_cast<std::size_t>(i * g.L + j)]) * W[static_cast<std::size_t>(n * g.L + j)];
+      r += static_cast<long double>(g.A[static_cast<std::size_t>(i * g.L + j)]) *
+           W[static_cast<std::size_t>(n * g.L + j)];
     }
     s += r * r;
   }
@@ -243,7 +249,8 @@ long double rounding(const gram_system& g, const std::vector<double>& W, std::in
   for (double a : g.A) { a2 += static_cast<long double>(a) * a; }
   for (std::int64_t i = 0; i < g.L; ++i) {
     w2 += static_cast<long double>(W[static_cast<std::size_t>(n * g.L + i)]) * W[static_cast<std::size_t>(n * g.L + i)];
-    b2 += static_cast<long double>(g.B[static_cast<std::size_t>(n * g.L + i)]) * g.B[static_cast<std::size_t>(n * g.L + i)];
+    b2 += static_cast<long double>(g.B[static_cast<std::size_t>(n * g.L + i)]) *
+          g.B[static_cast<std::size_t>(n * g.L + i)];
   }
   return static_cast<long double>(g.L) * std::numeric_limits<double>::epsilon() * (std::sqrt(a2 * w2) + std::sqrt(b2));
 }
@@ -277,11 +284,10 @@ void expect_single_launch_under_the_blocks_schedule(const variant& var) {
     for (int m : member_counts) {
       fit_result first;
       for (const run_mode& how : fusekit::test::modes_to_run()) {
-        std::string const where = std::string(var.what) + ", L " + std::to_string(L) + ", " + std::to_string(m) +
-                                  " members, " + how.name();
-        fit_result const threaded = single_launch(g, p, [&](const auto& body) {
-          run_team(m, how, [&](const threaded_team& team) { body(team); });
-        });
+        std::string const where =
+            std::string(var.what) + ", L " + std::to_string(L) + ", " + std::to_string(m) + " members, " + how.name();
+        fit_result const threaded = single_launch(
+            g, p, [&](const auto& body) { run_team(m, how, [&](const threaded_team& team) { body(team); }); });
         for (std::int64_t n = 0; n < g.N; ++n) {
           auto const& rep = threaded.reports[static_cast<std::size_t>(n)];
           auto const& ser = serial.reports[static_cast<std::size_t>(n)];
@@ -334,8 +340,8 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobi) {
 // To the rounding floor: where it stops depends on the floor, made of ‖b‖_D and
 // ‖A‖_D (D: the Jacobi scaling), which every member must read whole.
 TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
-  expect_single_launch_under_the_blocks_schedule({"cg+jacobi to the floor", gd_method::conjugate_gradient, true, 80,
-                                                  4, 1e-300});
+  expect_single_launch_under_the_blocks_schedule(
+      {"cg+jacobi to the floor", gd_method::conjugate_gradient, true, 80, 4, 1e-300});
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ template <class T, class Team>
 FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                  T* point, const T* G, const T* A, const T* B, bool gram, std::int64_t L,
                                  const descent_params<T>& p) {
-  descent_state<T> s = states[n];  // every member its own copy: the same values, the same answers
+  descent_state<T> s = states[n];    // every member its own copy: the same values, the same answers
   if (!s.running) { return false; }  // uniform across the team
   const T* const gn = G + n * L;
   const T* const bn = B + n * L;
