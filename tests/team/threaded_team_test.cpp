@@ -17,7 +17,8 @@
 //    the same bits whatever the schedule for one M (a block is deterministic),
 //    a converged output meets its tolerance in long double, and the weights
 //    agree with serial_team's within the solution's rounding bound;
-//  - CGLS's rows and direction (the cuBLAS path's per-output bodies): the same.
+//  - CGLS's start, rows and direction (the cuBLAS path's per-output bodies,
+//    the GEMMs between them written out): the same.
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/output_bodies.hpp>
@@ -262,6 +263,7 @@ struct variant {
   std::int64_t budget;
   std::int64_t rows_per_unknown;  // K = rows·L + 20: the larger, the better conditioned XᵀX
   double tolerance = 1e-18;       // 1e-300: unreachable, the fit ends at the rounding floor (stalled)
+  double relative = 0;            // > 0: the relative rule alone (tolerance unset), against ‖b‖_D
 };
 
 void expect_single_launch_under_the_blocks_schedule(const variant& var) {
@@ -272,12 +274,17 @@ void expect_single_launch_under_the_blocks_schedule(const variant& var) {
     gram_system const g = gram_of(var.rows_per_unknown * L + 20, L, 2, static_cast<std::uint32_t>(L));
     // The automatic rate's λ, by the same body (here on one thread).
     std::vector<double> v(static_cast<std::size_t>(L)), u(static_cast<std::size_t>(L));
-    double const lambda = fusekit::detail::symmetric_power_iteration(serial_team{}, g.A.data(), L, v.data(), u.data());
+    double const lambda =
+        fusekit::detail::symmetric_power_iteration(serial_team{}, g.A.data(), L, v.data(), u.data(), var.jacobi);
     gd_options o;
     o.method = var.method;
     o.preconditioner = var.jacobi ? fusekit::gd_preconditioner::jacobi : fusekit::gd_preconditioner::none;
     o.max_iterations = var.budget;
-    o.tolerance = var.tolerance;
+    if (var.relative > 0) {
+      o.relative_tolerance = var.relative;
+    } else {
+      o.tolerance = var.tolerance;
+    }
     o.stall_window = 10;  // the floor's windows: short, so that a fit to the floor ends soon
     auto const p = fusekit::detail::make_descent_params<double>(o, 1.0 / lambda, 1.0);
     fit_result const serial = single_launch(g, p, [](const auto& body) { body(serial_team{}); });
@@ -292,7 +299,7 @@ void expect_single_launch_under_the_blocks_schedule(const variant& var) {
           auto const& rep = threaded.reports[static_cast<std::size_t>(n)];
           auto const& ser = serial.reports[static_cast<std::size_t>(n)];
           EXPECT_EQ(rep.status, ser.status) << where;
-          if (rep.status == fit_status::converged) {
+          if (rep.status == fit_status::converged && var.relative == 0) {
             // The stop rule: gradᵀgrad < tolerance, computed in double; in long
             // double the same gradient is within its rounding, L·ε·(‖A‖‖w‖ + ‖b‖).
             EXPECT_LE(std::sqrt(gradient2(g, threaded.W, n)),
@@ -337,11 +344,129 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradient) {
 TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobi) {
   expect_single_launch_under_the_blocks_schedule({"cg+jacobi", gd_method::conjugate_gradient, true, 3000, 4});
 }
+// The relative rule: where it stops depends on ‖b‖_D, D the Jacobi scaling
+// read from A's diagonal, which every member must have copied in whole
+// (Nesterov: its gradient falls steadily, so the threshold decides the step).
+TEST(ThreadedTeam, SingleLaunchNesterovJacobiRelative) {
+  expect_single_launch_under_the_blocks_schedule(
+      {"nesterov+jacobi, relative", gd_method::nesterov, true, 3000, 20, 0.0, 1e-9});
+}
 // To the rounding floor: where it stops depends on the floor, made of ‖b‖_D and
 // ‖A‖_D (D: the Jacobi scaling), which every member must read whole.
 TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
   expect_single_launch_under_the_blocks_schedule(
       {"cg+jacobi to the floor", gd_method::conjugate_gradient, true, 80, 4, 1e-300});
+}
+
+// ---- the cuBLAS path's per-output bodies: CGLS on the direct formulation ----------
+
+// The cuBLAS path's loop for CGLS (detail/train/cuda_parts.cuh), with the GEMMs
+// written out here on one thread and the bodies on the team `run` gives:
+// begin; then Q = X·Pᵀ, the rows' residual, G = Xᵀρ, the step; until no output goes on.
+template <class Run>
+fit_result cgls_fit(const fusekit::test::problem<double>& pr, const std::vector<double>& A,
+                    const std::vector<double>& B, const descent_params<double>& p, const Run& run) {
+  std::int64_t const K = pr.K, L = pr.L, N = pr.N;
+  fit_result r{std::vector<double>(static_cast<std::size_t>(N * L), 0.0),
+               std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+  std::vector<fusekit::detail::descent_state<double>> states(static_cast<std::size_t>(N));
+  std::vector<double> previous(r.W.size()), point(r.W.size()), G(r.W.size());
+  std::vector<double> Q(static_cast<std::size_t>(K * N)), R(Q.size());
+  for (std::int64_t n = 0; n < N; ++n) {
+    run([&](const auto& team) {
+      fusekit::detail::begin_output_body(team, n, states.data(), r.W.data(), previous.data(), point.data(), A.data(),
+                                         B.data(), pr.Y.data(), K, N, L, false, p);
+    });
+  }
+  for (std::int64_t it = 0; it < p.max_iterations + 2; ++it) {
+    for (std::int64_t k = 0; k < K; ++k) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        double q = 0;
+        for (std::int64_t l = 0; l < L; ++l) {
+          q += pr.X[static_cast<std::size_t>(k * L + l)] * point[static_cast<std::size_t>(n * L + l)];
+        }
+        Q[static_cast<std::size_t>(k * N + n)] = q;
+      }
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      run([&](const auto& team) {
+        fusekit::detail::cgls_rows_body(team, n, states.data(), r.W.data(), point.data(), Q.data(), R.data(),
+                                        pr.Y.data(), K, N, L);
+      });
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (std::int64_t l = 0; l < L; ++l) {
+        double g = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          g += pr.X[static_cast<std::size_t>(k * L + l)] * R[static_cast<std::size_t>(k * N + n)];
+        }
+        G[static_cast<std::size_t>(n * L + l)] = g;
+      }
+    }
+    bool any = false;
+    for (std::int64_t n = 0; n < N; ++n) {
+      bool goes_on = false;
+      run([&](const auto& team) {
+        bool const mine = fusekit::detail::step_output_body(team, n, states.data(), r.W.data(), previous.data(),
+                                                            point.data(), G.data(), A.data(), B.data(), false, L, p);
+        if (team.leader()) { goes_on = mine; }
+      });
+      any = any || goes_on;
+    }
+    if (!any) { break; }
+  }
+  for (std::int64_t n = 0; n < N; ++n) {
+    r.reports[static_cast<std::size_t>(n)] = states[static_cast<std::size_t>(n)].report;
+  }
+  return r;
+}
+
+TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
+  for (std::int64_t L : {std::int64_t{6}, std::int64_t{30}}) {
+    for (bool jacobi : {false, true}) {
+      auto const pr =
+          fusekit::test::make_problem<double>(3 * L + 10, L, 1, static_cast<std::uint32_t>(L) + 40, false, 0.01);
+      gram_system const g = gram_of(pr.K, L, pr.N, static_cast<std::uint32_t>(L) + 40);  // the same problem's A and B
+      gd_options o;
+      o.method = gd_method::conjugate_gradient;
+      o.formulation = fusekit::gd_formulation::direct;
+      o.preconditioner = jacobi ? fusekit::gd_preconditioner::jacobi : fusekit::gd_preconditioner::none;
+      o.max_iterations = 400;
+      o.tolerance = 1e-16;
+      o.stall_window = 10;
+      auto const p = fusekit::detail::make_descent_params<double>(o, 1.0, 1.0);
+      fit_result const serial = cgls_fit(pr, g.A, g.B, p, [](const auto& body) { body(serial_team{}); });
+      for (std::int64_t n = 0; n < pr.N; ++n) {
+        ASSERT_EQ(serial.reports[static_cast<std::size_t>(n)].status, fit_status::converged) << "serial_team, L " << L;
+      }
+      for (int m : member_counts) {
+        fit_result first;
+        for (const run_mode& how : fusekit::test::modes_to_run()) {
+          std::string const where = std::string(jacobi ? "cgls+jacobi" : "cgls") + ", L " + std::to_string(L) + ", " +
+                                    std::to_string(m) + " members, " + how.name();
+          fit_result const threaded = cgls_fit(pr, g.A, g.B, p, [&](const auto& body) {
+            run_team(m, how, [&](const threaded_team& team) { body(team); });
+          });
+          for (std::int64_t n = 0; n < pr.N; ++n) {
+            EXPECT_EQ(threaded.reports[static_cast<std::size_t>(n)].status, fit_status::converged) << where;
+          }
+          for (std::size_t i = 0; i < serial.W.size(); ++i) {
+            EXPECT_NEAR(threaded.W[i], serial.W[i], 1e-7 * (1 + std::fabs(serial.W[i]))) << where << ", w " << i;
+          }
+          if (first.W.empty()) {
+            first = threaded;
+          } else {
+            EXPECT_TRUE(same_bits(first.W, threaded.W)) << "the schedule changed the bits: a race, " << where;
+            for (std::int64_t n = 0; n < pr.N; ++n) {
+              EXPECT_EQ(first.reports[static_cast<std::size_t>(n)].iterations,
+                        threaded.reports[static_cast<std::size_t>(n)].iterations)
+                  << where;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -45,30 +45,15 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
                      reinterpret_cast<T*>(shared));
 }
 
-/// The cuBLAS path's per-output state, kept on the device between launches.
-/// A is XᵀX and B is YᵀX (both formulations); Y (K × N) is read by the direct
-/// formulation only (`gram` false), for ‖y_n‖.
+/// The cuBLAS path's per-output state, kept on the device between launches
+/// (begin_output_body, detail/train/output_bodies.hpp).
 template <class T>
 __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* A, const T* B,
                                      const T* Y, std::int64_t K, std::int64_t N, std::int64_t L, bool gram,
                                      descent_params<T> p) {
   __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  std::int64_t const n = blockIdx.x;
-  descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
-  auto const m = make_scaling(p, A, L + 1);
-  element_of<T> const b{B + n * L};
-  output_terms terms;
-  if (gram) {
-    terms = gram_terms(team, L, element_of<T>{A}, b, m);
-  } else {
-    double const y2 = team.template sum<double>(K, [&](std::int64_t k) {
-      double const y = static_cast<double>(Y[k * N + n]);
-      return y * y;
-    });
-    terms = direct_terms(team, L, b, m, y2);
-  }
-  if (team.leader()) { states[n] = descent_state<T>::start(p, terms); }
+  begin_output_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, A, B, Y, K,
+                    N, L, gram, p);
 }
 
 /// One step of every running output (step_output_body, detail/train/output_bodies.hpp).

@@ -4,8 +4,8 @@
 /// The bodies of the trainer's per-output kernels (detail/train/kernels.cuh),
 /// written against a team (detail/team/team.hpp) so that the very code a
 /// thread block runs also runs on the CPU's teams: the whole single-launch fit
-/// of one output, one step of one output on the cuBLAS path, and CGLS's row
-/// update. A kernel is its indices (output n = blockIdx.x), its shared memory
+/// of one output, the start and one step of one output on the cuBLAS path,
+/// and CGLS's row update. A kernel is its indices (output n = blockIdx.x), its shared memory
 /// and these; tests/team/threaded_team_test.cpp runs them with M real threads
 /// as members, barriers and all.
 
@@ -60,6 +60,30 @@ FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A,
   }
   team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
   if (team.leader()) { reports[n] = s.report; }
+}
+
+/// The start of output n on the cuBLAS path: its weights (gd_options::init),
+/// the iterates, and states[n] from the terms of its system. A is XᵀX and B is
+/// YᵀX (both formulations); Y (K × N) is read by the direct formulation only
+/// (`gram` false), for ‖y_n‖.
+template <class T, class Team>
+FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
+                                  T* point, const T* A, const T* B, const T* Y, std::int64_t K, std::int64_t N,
+                                  std::int64_t L, bool gram, const descent_params<T>& p) {
+  descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
+  auto const m = make_scaling(p, A, L + 1);
+  element_of<T> const b{B + n * L};
+  output_terms terms;
+  if (gram) {
+    terms = gram_terms(team, L, element_of<T>{A}, b, m);
+  } else {
+    double const y2 = team.template sum<double>(K, [&](std::int64_t k) {
+      double const y = static_cast<double>(Y[k * N + n]);
+      return y * y;
+    });
+    terms = direct_terms(team, L, b, m, y2);
+  }
+  if (team.leader()) { states[n] = descent_state<T>::start(p, terms); }
 }
 
 /// One step of output n on the cuBLAS path, after G holds A·point (Gram: the
