@@ -53,6 +53,15 @@
 /// classification is done on the bits (`x != x` and `std::isnan` fold to false
 /// under fast-math).
 ///
+/// **Prepared stages.** Before its loop, once per thread, the GPU kernel calls
+/// `prepare()` on a stage that declares it (and `fused` prepares each of its
+/// stages), then runs what it returns on every element: the place for
+/// constants computed once per call rather than once per element. The
+/// prepared form must give the same results as the stage. `normalize<float>`
+/// prepares its reciprocal, and divides by one product and two FMAs with the
+/// bits of the IEEE division (detail/elementwise/divisor.hpp, checked for
+/// every significand); a stage of your own may declare `prepare()` too.
+///
 /// `mul_rn(a, b)` and `add_rn(a, b)` are one IEEE round-to-nearest product and
 /// sum that no compiler fuses into a multiply-add (nvcc does by default with a
 /// plain `a * b + c`; the host compiler usually does not): an op written with
@@ -61,6 +70,7 @@
 #include <fusekit/config.hpp>
 #include <fusekit/detail/core/numeric.hpp>
 #include <fusekit/detail/core/rounding.hpp>
+#include <fusekit/detail/elementwise/divisor.hpp>
 #include <fusekit/detail/elementwise/stages.hpp>
 #include <fusekit/detail/elementwise/tanh.hpp>
 #include <fusekit/elementwise_types.hpp>
@@ -110,6 +120,14 @@ struct normalize {
   FUSEKIT_HD FUSEKIT_FORCEINLINE compute_t<T, S> operator()(T x) const {
     using C = compute_t<T, S>;
     return detail::convert<C>(x) / static_cast<C>(scale);
+  }
+
+  /// The form the GPU kernel runs, once per thread before its loop: float
+  /// quotients as one product and two FMAs by the reciprocal computed once,
+  /// with the bits of x / scale (detail/elementwise/divisor.hpp).
+  template <class U = S, std::enable_if_t<std::is_same_v<U, float>, int> = 0>
+  FUSEKIT_HD detail::normalize_by_divisor prepare() const {
+    return detail::normalize_by_divisor{detail::float_divisor(scale)};
   }
 };
 template <class S>
@@ -199,6 +217,10 @@ class fused {
     return apply<0, 0>(x0, rest);
   }
 
+  /// The composition the GPU kernel runs: each stage's `prepare()` form where
+  /// it has one (normalize does), computed once per thread before the loop.
+  FUSEKIT_HD auto prepare() const { return prepare_stages(std::index_sequence_for<Stages...>{}); }
+
   /// The I-th stage.
   template <std::size_t I>
   FUSEKIT_HD constexpr const auto& stage() const {
@@ -206,6 +228,12 @@ class fused {
   }
 
  private:
+  template <std::size_t... I>
+  FUSEKIT_HD auto prepare_stages(std::index_sequence<I...>) const {
+    using prepared = fused<decltype(detail::prepared_stage(std::declval<const Stages&>()))...>;
+    return prepared(detail::prepared_stage(::cuda::std::get<I>(stages_))...);
+  }
+
   template <std::size_t I, std::size_t J, class V, class Rest>
   FUSEKIT_HD FUSEKIT_FORCEINLINE auto apply(V v, const Rest& rest) const {
     if constexpr (I == sizeof...(Stages)) {

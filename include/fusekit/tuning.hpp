@@ -27,9 +27,11 @@ struct elementwise_tuning {
   /// (sm_90, nvcc 13; codegen.fused_kernel_vector_access_no_spills holds them
   /// to at most 40 and 80), so 6 and 3 such blocks fit in a multiprocessor's
   /// 64K registers: 1536 and 768 of its 2048 threads. Its vector loop
-  /// issues 68.2 SASS instructions per element over float inputs and 69.6
-  /// over uint8, two IEEE divisions (normalize's and tanh's) among them
-  /// (codegen.fused_kernel_sass_per_element holds them to at most 70 and 71).
+  /// holds 63.0 SASS instructions per element over float inputs and 65.8
+  /// over uint8 (68.2 and 69.6 with normalize's IEEE division, before it
+  /// became a product and two FMAs by a reciprocal computed once per thread:
+  /// detail/elementwise/divisor.hpp); tanh's division 2/(e + 1) remains
+  /// (codegen.fused_kernel_sass_per_element holds them to at most 64 and 67).
   int block_threads = 256;
 };
 

@@ -16,7 +16,7 @@ SKIP."""
 import argparse, glob, os, re, shutil, subprocess, sys, sysconfig
 
 # (kernel signature in the mangled name, most instructions per element): tuning.hpp's figures.
-CAPS = [("JffE", 70), ("JhfE", 71)]
+CAPS = [("JffE", 64), ("JhfE", 67)]
 
 
 def find_tool(name):

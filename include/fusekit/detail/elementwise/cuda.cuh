@@ -12,6 +12,7 @@
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/elementwise/body.hpp>
 #include <fusekit/detail/elementwise/checks.hpp>
+#include <fusekit/detail/elementwise/stages.hpp>
 #include <fusekit/policy.hpp>
 
 #include <cuda/std/span>
@@ -32,7 +33,9 @@ inline namespace elementwise {
 
 template <class Out, class Op, class... Ins>
 __global__ void elementwise_kernel(elementwise_plan plan, Op op, Out* out, const Ins*... ins) {
-  elementwise_thread(global_thread_id(), grid_stride(), plan, op, out, ins...);
+  // The op's prepared form (detail/elementwise/stages.hpp): normalize's
+  // reciprocal is computed here, once per thread, not per element.
+  elementwise_thread(global_thread_id(), grid_stride(), plan, prepared_stage(op), out, ins...);
 }
 
 /// The elementwise kernel over n elements of device views.

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace fusekit {
 namespace detail {
@@ -70,6 +71,23 @@ FUSEKIT_HD constexpr std::size_t inputs_after() {
     } else {
       return 1 + inputs_after<Stages, I + 1, typename stage_result<S, V, V, V>::type>();
     }
+  }
+}
+
+template <class S, class = void>
+struct has_prepare : std::false_type {};
+template <class S>
+struct has_prepare<S, std::void_t<decltype(std::declval<const S&>().prepare())>> : std::true_type {};
+
+/// The form of a stage the GPU kernel runs: `s.prepare()` where the stage
+/// declares one (its per-call constants computed once per thread, before the
+/// loop, with the same results), else s itself.
+template <class S>
+FUSEKIT_HD FUSEKIT_FORCEINLINE auto prepared_stage(const S& s) {
+  if constexpr (has_prepare<S>::value) {
+    return s.prepare();
+  } else {
+    return s;
   }
 }
 
