@@ -97,6 +97,11 @@ struct reduce_launch {
   /// Blocks of the tree kernel that fit on a multiprocessor at once, at least:
   /// a cap of 65536 / (256 · 4) = 64 registers per thread (checked for every
   /// instantiation by tests/codegen/check_tree_ptx.cmake).
+  /// Within that cap each thread has a lane's 32 rows in flight at once for
+  /// elements of at most 4 bytes (128 bytes of float or int32, widened to
+  /// double or int64 only as they are added; 32 bytes of uint8), and 24 of
+  /// them for 8-byte elements (192 bytes): nvcc hoists the loads over the
+  /// adds (codegen.tree_loads_in_flight reads them from the SASS).
   static constexpr int tree_min_blocks_per_sm = 4;
 };
 

@@ -81,6 +81,9 @@ class block_team {
   /// then combines them in row order. The batch is every row for accumulators
   /// of 4 bytes, and `wide_batch` rows for 8-byte ones: 32 of those in
   /// registers took the tree kernel to ~150 registers, one block per SM.
+  /// The batches do not run in sequence: ptxas issues the next batch's loads
+  /// before this one's adds, and keeps 4-byte elements unconverted until
+  /// added (32 loads in flight; codegen.tree_loads_in_flight counts them).
   template <int Rows, class Acc, class Count, class Value, class Op, class Access>
   __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op, const Access&) const {
     constexpr int batch = sizeof(Acc) > 4 && Rows > wide_batch ? wide_batch : Rows;
