@@ -363,6 +363,7 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
 // The cuBLAS path's loop for CGLS (detail/train/cuda_parts.cuh), with the GEMMs
 // written out here on one thread and the bodies on the team `run` gives:
 // begin; then Q = X·Pᵀ, the rows' residual, G = Xᵀρ, the step; until no output goes on.
+// Q and ρ are N × K, output by output, as the kernels keep them.
 template <class Run>
 fit_result cgls_fit(const fusekit::test::problem<double>& pr, const std::vector<double>& A,
                     const std::vector<double>& B, const descent_params<double>& p, const Run& run) {
@@ -385,7 +386,7 @@ fit_result cgls_fit(const fusekit::test::problem<double>& pr, const std::vector<
         for (std::int64_t l = 0; l < L; ++l) {
           q += pr.X[static_cast<std::size_t>(k * L + l)] * point[static_cast<std::size_t>(n * L + l)];
         }
-        Q[static_cast<std::size_t>(k * N + n)] = q;
+        Q[static_cast<std::size_t>(n * K + k)] = q;
       }
     }
     for (std::int64_t n = 0; n < N; ++n) {
@@ -398,7 +399,7 @@ fit_result cgls_fit(const fusekit::test::problem<double>& pr, const std::vector<
       for (std::int64_t l = 0; l < L; ++l) {
         double g = 0;
         for (std::int64_t k = 0; k < K; ++k) {
-          g += pr.X[static_cast<std::size_t>(k * L + l)] * R[static_cast<std::size_t>(k * N + n)];
+          g += pr.X[static_cast<std::size_t>(k * L + l)] * R[static_cast<std::size_t>(n * K + k)];
         }
         G[static_cast<std::size_t>(n * L + l)] = g;
       }

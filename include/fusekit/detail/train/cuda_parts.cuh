@@ -73,7 +73,7 @@ struct fit_buffers {
   stream_buffer<double> power;                ///< the power iteration's two vectors and λ
   stream_buffer<output_report> reports;       ///< single launch
   stream_buffer<T> D, previous, point, G;     ///< cuBLAS path: residual (direct), iterates, gradients
-  stream_buffer<T> Q;                         ///< cuBLAS path, CGLS: X·Pᵀ (K × N)
+  stream_buffer<T> Q;                         ///< cuBLAS path, CGLS: X·Pᵀ, output by output (N × K)
   stream_buffer<descent_state<T>> states;     ///< cuBLAS path
   stream_buffer<int> running;                 ///< cuBLAS path
   stream_buffer<T> correction, residual;      ///< refinement: D (N × L) and the system's scratch
@@ -127,6 +127,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
   const T* const A = buf.A.get();
   const T* const B = buf.B.get();
   int const block = train_block_size(L, tuning.max_block_threads);
+  int const rows_block = train_block_size(K, tuning.max_block_threads);  // CGLS's rows: a warp per 32 rows
   launch(begin_outputs_kernel<T>, N, block, 0, stream, buf.states.get(), W.data_handle(), buf.previous.get(),
          buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p);
 
@@ -138,12 +139,14 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
     const T* x = X.data_handle();
     for (std::int64_t b = 0; b < iterations; ++b) {
       if (cgls) {
-        // Q = X Pᵀ (K × N) as Qᶜ = Pᶜᵀ Xᶜ; the rows' residual ρ (in D); Gᶜ (L × N) = Xᶜ ρᶜᵀ: r = Xᵀρ.
-        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), buf.point.get(), L, x, L, T(0), buf.Q.get(), N);
-        launch(cgls_rows_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(),
+        // Q = X Pᵀ stored output by output (N × K, column-major K × N: Qᶜ = Xᶜᵀ Pᶜ), so
+        // that each output's block reads its rows in consecutive addresses; the
+        // rows' residual ρ likewise (in D); Gᶜ (L × N) = Xᶜ ρᶜ: r = Xᵀρ.
+        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, K, N, L, T(1), x, L, buf.point.get(), L, T(0), buf.Q.get(), K);
+        launch(cgls_rows_kernel<T>, N, rows_block, 0, s, buf.states.get(), W.data_handle(),
                static_cast<const T*>(buf.point.get()), static_cast<const T*>(buf.Q.get()), buf.D.get(), Y.data_handle(),
                K, N, L);
-        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
+        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, K, T(1), x, L, buf.D.get(), K, T(0), buf.G.get(), L);
       } else if (gram) {
         // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the step subtracts b_n.
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, buf.point.get(), L, T(0), buf.G.get(), L);

@@ -115,17 +115,19 @@ FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state
   return goes_on;
 }
 
-/// CGLS's update of output n's rows residual (ρ: R, K × N, column n), after Q
-/// (K × N) holds X·Pᵀ; it runs before the GEMM that makes Xᵀρ and the step
-/// (detail/train/conjugate_gradient.hpp).
+/// CGLS's update of output n's rows residual, after Q holds X·Pᵀ; it runs
+/// before the GEMM that makes Xᵀρ and the step (detail/train/conjugate_gradient.hpp).
+/// Q and R (ρ) are stored output by output (N × K: row n is output n's K
+/// values), so the team reads and writes them in consecutive addresses, as the
+/// CPU backend keeps them; Y is the user's K × N (read on a start only).
 template <class T, class Team>
 FUSEKIT_HD void cgls_rows_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, const T* point,
                                const T* Q, T* R, const T* Y, std::int64_t K, std::int64_t N, std::int64_t L) {
   descent_state<T> s = states[n];
   if (!s.running) { return; }  // uniform across the team
   cgls_rows(
-      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },
-      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[k * N + n]; });
+      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[n * K + k]; },
+      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[n * K + k]; });
   if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
 }
 
