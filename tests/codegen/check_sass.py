@@ -30,24 +30,30 @@ def find_tool(name):
     return None
 
 
-def main():
+def compiled_sass(cubin_name):
+    """The SASS of --source compiled for --arch (arguments --nvcc, --source,
+    --include, --work, --arch), or None (and SKIP said) without the tools."""
     a = argparse.ArgumentParser()
-    a.add_argument("--nvcc", required=True)
-    a.add_argument("--source", required=True)
-    a.add_argument("--include", required=True)
-    a.add_argument("--work", required=True)
+    for name in ("--nvcc", "--source", "--include", "--work"):
+        a.add_argument(name, required=True)
     a.add_argument("--arch", default="90")
     args = a.parse_args()
     cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
     if not cuobjdump or not nvdisasm:
         print("SKIP: cuobjdump or nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-        return 0
+        return None
     os.makedirs(args.work, exist_ok=True)
-    cubin = os.path.join(args.work, "fused_sass.cubin")
+    cubin = os.path.join(args.work, cubin_name)
     subprocess.run([args.nvcc, "-std=c++17", "-O3", "-I", args.include, "-arch=sm_" + args.arch, "-cubin",
                     args.source, "-o", cubin], check=True)
     env = dict(os.environ, PATH=os.path.dirname(nvdisasm) + os.pathsep + os.environ.get("PATH", ""))
-    sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+    return subprocess.run([cuobjdump, "-sass", cubin], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+
+
+def main():
+    sass = compiled_sass("fused_sass.cubin")
+    if sass is None:
+        return 0
     functions = re.split(r"\n\s*Function : ", sass)
     failed = 0
     for signature, cap in CAPS:

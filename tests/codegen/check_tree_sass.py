@@ -13,10 +13,10 @@ batch has its batch in flight; one whose loads the compiler hoisted over the
 adds has more. The tree reads a tile's 32 rows per lane (detail/reduce/tree.hpp):
 elements of at most 4 bytes keep all 32 in flight, 8-byte elements 24 or more
 (the register cap of 64 holds no more), and the floors below say so."""
-import argparse, os, re, subprocess, sys
+import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_sass import find_tool  # noqa: E402
+from check_sass import compiled_sass  # noqa: E402
 
 # (source in the mangled name, accumulator and op, least loads in flight, least bytes in flight)
 FLOORS = [
@@ -54,21 +54,9 @@ def loads_in_flight(code):
 
 
 def main():
-    a = argparse.ArgumentParser()
-    for name in ("--nvcc", "--source", "--include", "--work"):
-        a.add_argument(name, required=True)
-    a.add_argument("--arch", default="90")
-    args = a.parse_args()
-    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
-    if not cuobjdump or not nvdisasm:
-        print("SKIP: cuobjdump or nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    sass = compiled_sass("tree_sass.cubin")
+    if sass is None:
         return 0
-    os.makedirs(args.work, exist_ok=True)
-    cubin = os.path.join(args.work, "tree_sass.cubin")
-    subprocess.run([args.nvcc, "-std=c++17", "-O3", "-I", args.include, "-arch=sm_" + args.arch, "-cubin",
-                    args.source, "-o", cubin], check=True)
-    env = dict(os.environ, PATH=os.path.dirname(nvdisasm) + os.pathsep + os.environ.get("PATH", ""))
-    sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     kernels = {}
     for function in re.split(r"\n\s*Function : ", sass)[1:]:
         name = function.split("\n", 1)[0]

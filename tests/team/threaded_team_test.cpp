@@ -18,11 +18,14 @@
 //    a converged output meets its tolerance in long double, and the weights
 //    agree with serial_team's within the solution's rounding bound;
 //  - CGLS's start, rows and direction (the cuBLAS path's per-output bodies,
-//    the GEMMs between them written out): the same.
+//    the GEMMs between them written out): the same;
+//  - predict's rows staged in a tile: predict_at's bits for every element,
+//    nothing written outside the rows.
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/output_bodies.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
+#include <fusekit/detail/train/predict.hpp>
 #include <fusekit/functors.hpp>
 
 #include "common/threaded_team.hpp"
@@ -426,7 +429,7 @@ TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
   for (std::int64_t L : {std::int64_t{6}, std::int64_t{30}}) {
     for (bool jacobi : {false, true}) {
       auto const pr =
-          fusekit::test::make_problem<double>(3 * L + 10, L, 1, static_cast<std::uint32_t>(L) + 40, false, 0.01);
+          fusekit::test::make_problem<double>(3 * L + 10, L, 2, static_cast<std::uint32_t>(L) + 40, false, 0.01);
       gram_system const g = gram_of(pr.K, L, pr.N, static_cast<std::uint32_t>(L) + 40);  // the same problem's A and B
       gd_options o;
       o.method = gd_method::conjugate_gradient;
@@ -465,6 +468,46 @@ TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
             }
           }
         }
+      }
+    }
+  }
+}
+
+// ---- predict's rows, staged in a tile -------------------------------------------
+
+TEST(ThreadedTeam, PredictRowsHaveTheBitsOfPredictAt) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  struct shape {
+    std::int64_t K, L, N, rows;
+  };
+  for (shape const sh : {shape{100, 37, 11, 9}, shape{64, 1, 1, 64}, shape{7, 5, 3, 2}, shape{50, 64, 4, 1}}) {
+    std::vector<double> X(static_cast<std::size_t>(sh.K * sh.L)), W(static_cast<std::size_t>(sh.N * sh.L));
+    for (double& v : X) { v = normal(rng); }
+    for (double& v : W) { v = normal(rng); }
+    std::vector<double> expected(static_cast<std::size_t>(sh.K * sh.N));
+    for (std::int64_t k = 0; k < sh.K; ++k) {
+      for (std::int64_t n = 0; n < sh.N; ++n) {
+        expected[static_cast<std::size_t>(k * sh.N + n)] = fusekit::detail::predict_at(X.data(), W.data(), sh.L, k, n);
+      }
+    }
+    for (int m : member_counts) {
+      for (const run_mode& how : fusekit::test::modes_to_run()) {
+        // One team takes every tile of rows in turn with one staging tile, as a
+        // block of the kernel does; a canary past the end must stay.
+        std::vector<double> Y(expected.size() + 1, std::numeric_limits<double>::quiet_NaN());
+        Y.back() = 1234.5;
+        std::vector<double> tile(static_cast<std::size_t>(sh.rows * fusekit::detail::predict_tile_stride(sh.L)));
+        run_team(m, how, [&](const threaded_team& team) {
+          for (std::int64_t k0 = 0; k0 < sh.K; k0 += sh.rows) {
+            fusekit::detail::predict_rows_body(team, k0, sh.K - k0 < sh.rows ? sh.K - k0 : sh.rows, X.data(), W.data(),
+                                               Y.data(), sh.L, sh.N, tile.data());
+          }
+        });
+        EXPECT_EQ(Y.back(), 1234.5);
+        Y.pop_back();
+        EXPECT_TRUE(same_bits(Y, expected)) << "K " << sh.K << ", L " << sh.L << ", N " << sh.N << ", rows " << sh.rows
+                                            << ", " << m << " members, " << how.name();
       }
     }
   }

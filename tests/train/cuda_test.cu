@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -197,6 +198,42 @@ TEST(GpuPredict, MatchesCpu) {
                    fusekit::matrix<double>(dY.data(), 1000, 11));
   auto const gpu = dY.to_host();
   for (std::size_t i = 0; i < cpu.size(); ++i) { EXPECT_NEAR(gpu[i], cpu[i], 1e-12 * (1 + std::fabs(cpu[i]))); }
+}
+
+// Rows of X longer than predict's 16 KB staging tile (2100 doubles) take a
+// thread per element; a float row of 4 KB stages 3 rows a block (K = 100 leaves 1).
+TEST(GpuPredict, RowsLongerThanTheTileAndPartialTilesMatchCpu) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto const check = [](auto zero, std::int64_t K, std::int64_t L, std::int64_t N) {
+    using T = decltype(zero);
+    std::vector<T> X(static_cast<std::size_t>(K * L)), W(static_cast<std::size_t>(N * L));
+    for (std::size_t i = 0; i < X.size(); ++i) { X[i] = static_cast<T>(std::cos(0.37 * static_cast<double>(i))); }
+    for (std::size_t i = 0; i < W.size(); ++i) { W[i] = static_cast<T>(std::sin(static_cast<double>(i))); }
+    std::vector<T> cpu(static_cast<std::size_t>(K * N));
+    fusekit::predict(fusekit::cpu{}, cmatrix<T>(X.data(), K, L), cmatrix<T>(W.data(), N, L),
+                     fusekit::matrix<T>(cpu.data(), K, N));
+    device_buffer<T> dX(X), dW(W), dY(cpu.size());
+    fusekit::predict(fusekit::cuda{}, cmatrix<T>(dX.data(), K, L), cmatrix<T>(dW.data(), N, L),
+                     fusekit::matrix<T>(dY.data(), K, N));
+    auto const gpu = dY.to_host();
+    // Both sum in l order, each within γ_L·Σ|x·w| ≈ L·u·Σ|x·w| of the exact
+    // sum (the GPU's contracted multiply-adds round less, never more).
+    double const u = std::numeric_limits<T>::epsilon() / 2;
+    for (std::int64_t k = 0; k < K; ++k) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        long double magnitude = 0;
+        for (std::int64_t l = 0; l < L; ++l) {
+          magnitude += std::fabs(static_cast<long double>(X[static_cast<std::size_t>(k * L + l)]) *
+                                 W[static_cast<std::size_t>(n * L + l)]);
+        }
+        std::size_t const e = static_cast<std::size_t>(k * N + n);
+        EXPECT_NEAR(gpu[e], cpu[e], 2.0 * 1.01 * static_cast<double>(L) * u * static_cast<double>(magnitude))
+            << "K " << K << ", L " << L << ", row " << k << ", output " << n;
+      }
+    }
+  };
+  check(0.0, 50, 2100, 3);
+  check(0.0f, 100, 1023, 2);
 }
 
 // Iteration budgets that are not a multiple of the host's 64-iteration check:

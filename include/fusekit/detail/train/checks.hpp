@@ -276,14 +276,6 @@ inline gd_formulation resolve_formulation(gd_formulation requested, std::int64_t
   return K > L ? gd_formulation::gram : gd_formulation::direct;
 }
 
-/// Y_hat[k, n] = Σ_l X[k, l]·W[n, l], l in order: one element of `predict`, on every backend.
-template <class T>
-FUSEKIT_HD FUSEKIT_FORCEINLINE T predict_at(const T* X, const T* W, std::int64_t L, std::int64_t k, std::int64_t n) {
-  T s = T(0);
-  for (std::int64_t l = 0; l < L; ++l) { s = s + X[k * L + l] * W[n * L + l]; }
-  return s;
-}
-
 }  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -11,6 +11,7 @@
 
 #include <fusekit/detail/train/cpu_prepare.hpp>
 #include <fusekit/detail/train/cpu_refinement.hpp>  // and with it the iterations, the system, the steps, the checks
+#include <fusekit/detail/train/predict.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -274,22 +274,20 @@ void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, 
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
-  auto const kernel = predict_kernel<T>;
   int const block = tuning_of(policy).elementwise.block_threads;
   on_device<const T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
   pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
+  auto const predict_rows = [&](cudaStream_t s, const T* x_rows, T* y_rows, std::int64_t rows) {
+    launch_predict(s, block, x_rows, w.data, y_rows, rows, L, N);
+  };
   route_by_memory(
       std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},
-      [&] {
-        launch(kernel, resident_grid(kernel, K * N, block), block, 0, policy.stream, X.data_handle(), w.data,
-               Y_hat.data_handle(), K, L, N);
-      },
+      [&] { predict_rows(policy.stream, X.data_handle(), Y_hat.data_handle(), K); },
       [&] {
         run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
                      [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
                          const std::array<const std::byte*, 1>& in, std::byte* out) {
-                       launch(kernel, resident_grid(kernel, rows * N, block), block, 0, s,
-                              reinterpret_cast<const T*>(in[0]), w.data, reinterpret_cast<T*>(out), rows, L, N);
+                       predict_rows(s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<T*>(out), rows);
                      });
       });
 }
