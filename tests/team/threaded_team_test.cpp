@@ -219,6 +219,30 @@ struct fit_result {
   std::vector<fusekit::output_report> reports;
 };
 
+// A fit on M threads against serial_team's: the same W up to the order of the
+// sums; and against the first schedule run for this M (`first`, empty before
+// it): the same bits and the whole report (where the floor stopped it, too),
+// as a block without a race gives whatever order its members run in.
+void expect_serial_fit_and_schedule_free(const fit_result& serial, const fit_result& threaded, fit_result& first,
+                                         const std::string& where) {
+  for (std::size_t i = 0; i < serial.W.size(); ++i) {
+    EXPECT_NEAR(threaded.W[i], serial.W[i], 1e-7 * (1 + std::fabs(serial.W[i]))) << where << ", w " << i;
+  }
+  if (first.W.empty()) {
+    first = threaded;
+    return;
+  }
+  EXPECT_TRUE(same_bits(first.W, threaded.W)) << "the schedule changed the bits: a race, " << where;
+  for (std::size_t n = 0; n < first.reports.size(); ++n) {
+    auto const& a = first.reports[n];
+    auto const& b = threaded.reports[n];
+    EXPECT_EQ(a.iterations, b.iterations) << where;
+    EXPECT_EQ(a.status, b.status) << where;
+    EXPECT_EQ(a.rule, b.rule) << where;
+    EXPECT_EQ(std::memcmp(&a.grad_norm2, &b.grad_norm2, sizeof(double)), 0) << where;
+  }
+}
+
 template <class Run>
 fit_result single_launch(const gram_system& g, const descent_params<double>& p, const Run& run) {
   fit_result r{std::vector<double>(static_cast<std::size_t>(g.N * g.L), 0.0),
@@ -313,23 +337,7 @@ void expect_single_launch_under_the_blocks_schedule(const variant& var) {
             EXPECT_EQ(rep.iterations, ser.iterations) << where;
           }
         }
-        // Against serial_team: the same fit up to the order of the sums.
-        for (std::size_t i = 0; i < serial.W.size(); ++i) {
-          EXPECT_NEAR(threaded.W[i], serial.W[i], 1e-7 * (1 + std::fabs(serial.W[i]))) << where << ", w " << i;
-        }
-        if (first.W.empty()) {
-          first = threaded;
-        } else {
-          EXPECT_TRUE(same_bits(first.W, threaded.W)) << "the schedule changed the bits: a race, " << where;
-          for (std::int64_t n = 0; n < g.N; ++n) {  // the whole report: where the floor stopped it, too
-            auto const& a = first.reports[static_cast<std::size_t>(n)];
-            auto const& b = threaded.reports[static_cast<std::size_t>(n)];
-            EXPECT_EQ(a.iterations, b.iterations) << where;
-            EXPECT_EQ(a.status, b.status) << where;
-            EXPECT_EQ(a.rule, b.rule) << where;
-            EXPECT_EQ(std::memcmp(&a.grad_norm2, &b.grad_norm2, sizeof(double)), 0) << where;
-          }
-        }
+        expect_serial_fit_and_schedule_free(serial, threaded, first, where);
       }
     }
   }
@@ -454,19 +462,7 @@ TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
           for (std::int64_t n = 0; n < pr.N; ++n) {
             EXPECT_EQ(threaded.reports[static_cast<std::size_t>(n)].status, fit_status::converged) << where;
           }
-          for (std::size_t i = 0; i < serial.W.size(); ++i) {
-            EXPECT_NEAR(threaded.W[i], serial.W[i], 1e-7 * (1 + std::fabs(serial.W[i]))) << where << ", w " << i;
-          }
-          if (first.W.empty()) {
-            first = threaded;
-          } else {
-            EXPECT_TRUE(same_bits(first.W, threaded.W)) << "the schedule changed the bits: a race, " << where;
-            for (std::int64_t n = 0; n < pr.N; ++n) {
-              EXPECT_EQ(first.reports[static_cast<std::size_t>(n)].iterations,
-                        threaded.reports[static_cast<std::size_t>(n)].iterations)
-                  << where;
-            }
-          }
+          expect_serial_fit_and_schedule_free(serial, threaded, first, where);
         }
       }
     }
