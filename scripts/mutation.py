@@ -185,6 +185,8 @@ MUTANTS = [
      ["tanh"]),
     ("tanh-small-drops-sign", "detail/elementwise/tanh.hpp",
      "bit_cast<std::uint32_t>(f + f * (z * q)) | sign;", "bit_cast<std::uint32_t>(f + f * (z * q));", ["tanh"]),
+    ("cgls-rows-read-with-stride-n", "detail/train/output_bodies.hpp", "return Q[n * K + k];", "return Q[k * N + n];",
+     ["team"]),
     ("team-predict-tile-unsynced", "detail/train/predict.hpp",
      "  team.for_each(rows * L, [&](std::int64_t i) { x_tile[i / L * stride + i % L] = x[i]; });\n  team.sync();\n",
      "  team.for_each(rows * L, [&](std::int64_t i) { x_tile[i / L * stride + i % L] = x[i]; });\n", ["team"]),

@@ -433,11 +433,12 @@ fit_result cgls_fit(const fusekit::test::problem<double>& pr, const std::vector<
   return r;
 }
 
+// Two outputs at L = 6, so that Q and ρ's layout (output by output) is exercised.
 TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
   for (std::int64_t L : {std::int64_t{6}, std::int64_t{30}}) {
     for (bool jacobi : {false, true}) {
-      auto const pr =
-          fusekit::test::make_problem<double>(3 * L + 10, L, 2, static_cast<std::uint32_t>(L) + 40, false, 0.01);
+      auto const pr = fusekit::test::make_problem<double>(3 * L + 10, L, L == 6 ? 2 : 1,
+                                                          static_cast<std::uint32_t>(L) + 40, false, 0.01);
       gram_system const g = gram_of(pr.K, L, pr.N, static_cast<std::uint32_t>(L) + 40);  // the same problem's A and B
       gd_options o;
       o.method = gd_method::conjugate_gradient;
