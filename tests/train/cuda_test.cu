@@ -201,7 +201,7 @@ TEST(GpuPredict, MatchesCpu) {
 }
 
 // Rows of X longer than predict's 16 KB staging tile (2100 doubles) take a
-// thread per element; a float row of 4 KB stages 3 rows a block (K = 100 leaves 1).
+// thread per element; float rows of 1100 stage 3 a block (K = 100 leaves a tile of 1).
 TEST(GpuPredict, RowsLongerThanTheTileAndPartialTilesMatchCpu) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   auto const check = [](auto zero, std::int64_t K, std::int64_t L, std::int64_t N) {
@@ -233,7 +233,7 @@ TEST(GpuPredict, RowsLongerThanTheTileAndPartialTilesMatchCpu) {
     }
   };
   check(0.0, 50, 2100, 3);
-  check(0.0f, 100, 1023, 2);
+  check(0.0f, 100, 1100, 2);
 }
 
 // Iteration budgets that are not a multiple of the host's 64-iteration check:
