@@ -60,7 +60,8 @@
 /// prepared form must give the same results as the stage. `normalize<float>`
 /// prepares its reciprocal, and divides by one product and two FMAs with the
 /// bits of the IEEE division (detail/elementwise/divisor.hpp, checked for
-/// every significand); a stage of your own may declare `prepare()` too.
+/// every significand); a stage of your own may declare a `__host__ __device__`
+/// `prepare()` too.
 ///
 /// `mul_rn(a, b)` and `add_rn(a, b)` are one IEEE round-to-nearest product and
 /// sum that no compiler fuses into a multiply-add (nvcc does by default with a
