@@ -16,9 +16,10 @@ if [ -z "$tool" ]; then
 fi
 mapfile -t files < <(git ls-files 'include/*.hpp' 'include/*.cuh' 'tests/*.hpp' 'tests/*.cuh' 'tests/*.cpp' 'tests/*.cu' \
   'bench/*.hpp' 'bench/*.cuh' 'bench/*.cpp' 'bench/*.cu' 'examples/*.hpp' 'examples/*.cuh' 'examples/*.cpp' 'examples/*.cu' \
+  'python/*.hpp' 'python/*.cpp' 'python/*.cu' \
   2>/dev/null || true)
 if [ "${#files[@]}" -eq 0 ]; then
-  mapfile -t files < <(find include tests bench examples \( -name '*.hpp' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.cu' \) | sort)
+  mapfile -t files < <(find include tests bench examples python/src \( -name '*.hpp' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.cu' \) | sort)
 fi
 if [ "${1:-}" = "--fix" ]; then
   "$tool" -i "${files[@]}"

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The Python package's figures, in one run on one machine:
+
+  overhead   a call's time over the C++ call alone (fusekit._core.cpp_call_seconds,
+             timed in C++ on the same arrays), n = 16 ... 1024, CPU
+  layer      hidden_layer at 10^6 and 10^7 from NumPy arrays, against JAX's jit
+             (inputs already on its device: its best case), numexpr and NumPy
+  sum        2^26 float32: fusekit.sum against np.sum, and the bits of the C++ call
+  fit        GdOptions.recommended() against np.linalg.lstsq, (1000, 100, 10) and
+             (10^6, 64, 4), float64
+
+Each time is the best of several runs after a warm-up. Writes JSON (--out).
+
+    python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,fit]
+"""
+import argparse
+import json
+import os
+import platform
+import time
+import timeit
+
+import numpy as np
+
+import fusekit as fk
+from fusekit import _core
+
+
+def best(f, repeats=7, number=1):
+    f()
+    return min(timeit.repeat(f, repeat=repeats, number=number)) / number
+
+
+def overhead(report):
+    rng = np.random.default_rng(0)
+    for n in (16, 256, 1024):
+        grey = rng.integers(0, 256, n, dtype=np.uint8)
+        w = rng.standard_normal(n).astype(np.float32)
+        out = np.empty_like(w)
+        acc = np.empty((), np.float32)
+        X = rng.standard_normal((n // 16, 16))
+        W = rng.standard_normal((4, 16))
+        Y = np.empty((n // 16, 4))
+        number = 20000
+        cases = {
+            "hidden_layer": (lambda: fk.hidden_layer(grey, w, out=out),
+                             lambda: fk.hidden_layer(grey, w), ("hidden_layer", grey, w, out)),
+            "sum": (lambda: fk.sum(w, out=acc), lambda: fk.sum(w), ("sum", w, w, acc)),
+            "predict": (lambda: fk.predict(X, W, out=Y), lambda: fk.predict(X, W), ("predict", X, W, Y)),
+        }
+        for name, (with_out, fresh, cpp) in cases.items():
+            t_cpp = min(_core.cpp_call_seconds(*cpp, number) for _ in range(7))
+            t_out = best(with_out, number=number)
+            t_new = best(fresh, number=number)
+            report.append({"group": "overhead", "name": name, "n": n, "cpp_us": t_cpp * 1e6,
+                           "python_out_us": t_out * 1e6, "python_us": t_new * 1e6,
+                           "overhead_out_us": (t_out - t_cpp) * 1e6, "overhead_us": (t_new - t_cpp) * 1e6})
+
+
+def layer(report):
+    try:
+        import jax
+        import jax.numpy as jnp
+        layer_jit = jax.jit(lambda g, w: jnp.tanh(g / jnp.float32(255) * w))
+    except ImportError:
+        jax = None
+    try:
+        import numexpr
+        numexpr.set_num_threads(os.cpu_count() or 1)
+    except ImportError:
+        numexpr = None
+    for n in (10 ** 6, 10 ** 7):
+        rng = np.random.default_rng(1)
+        grey = rng.integers(0, 256, n, dtype=np.uint8)
+        w = rng.standard_normal(n).astype(np.float32)
+        out = np.empty_like(w)
+        rows = {"fusekit": best(lambda: fk.hidden_layer(grey, w)),
+                "fusekit_out": best(lambda: fk.hidden_layer(grey, w, out=out)),
+                "numpy": best(lambda: np.tanh(grey / np.float32(255) * w))}
+        if jax is not None:
+            gj, wj = jax.device_put(grey), jax.device_put(w)
+            rows["jax_jit"] = best(lambda: layer_jit(gj, wj).block_until_ready())
+            rows["jax_jit_from_numpy"] = best(lambda: np.asarray(layer_jit(grey, w)))
+        if numexpr is not None:
+            rows["numexpr"] = best(lambda: numexpr.evaluate("tanh(grey / 255.0 * w)"))
+        for name, s in rows.items():
+            report.append({"group": "layer", "name": name, "n": n, "ms": s * 1e3,
+                           "gb_s": n * 9 / s / 1e9})
+
+
+def sums(report):
+    n = 1 << 26
+    x = np.random.default_rng(2).random(n, dtype=np.float32)
+    acc = np.empty((), np.float32)
+    _core.cpp_call_seconds("sum", x, x, acc, 1)
+    same_bits = fk.sum(x).tobytes() == acc.tobytes()
+    rows = {"fusekit_deterministic": best(lambda: fk.sum(x)),
+            "fusekit_cub": best(lambda: fk.sum(x, "cub")),
+            "fusekit_deterministic_f64": best(lambda: fk.sum(x, dtype=np.float64)),
+            "numpy_sum": best(lambda: np.sum(x)),
+            "numpy_sum_f64": best(lambda: np.sum(x, dtype=np.float64))}
+    for name, s in rows.items():
+        report.append({"group": "sum", "name": name, "n": n, "ms": s * 1e3, "gb_s": n * 4 / s / 1e9,
+                       "same_bits_as_cpp": same_bits if name == "fusekit_deterministic" else None})
+
+
+def fits(report):
+    for K, L, N in ((1000, 100, 10), (10 ** 6, 64, 4)):
+        rng = np.random.default_rng(3)
+        X = rng.random((K, L))
+        W_true = rng.random((N, L))
+        Y = X @ W_true.T
+        options = fk.GdOptions.recommended()
+        W, r = fk.fit(X, Y, options)
+        repeats = 7 if K < 10 ** 5 else 3
+        t_fk = best(lambda: fk.fit(X, Y, options), repeats)
+        t_ls = best(lambda: np.linalg.lstsq(X, Y, rcond=None), repeats)
+        ls = np.linalg.lstsq(X, Y, rcond=None)[0].T
+        report.append({"group": "fit", "name": f"{K}x{L}x{N}", "fusekit_ms": t_fk * 1e3, "lstsq_ms": t_ls * 1e3,
+                       "ratio": t_fk / t_ls, "converged": r.all_converged(),
+                       "fusekit_max_error": float(np.max(np.abs(W - W_true))),
+                       "lstsq_max_error": float(np.max(np.abs(ls - W_true)))})
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--only", default="overhead,layer,sum,fit")
+    args = parser.parse_args()
+    report = []
+    groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits}
+    for g in args.only.split(","):
+        t0 = time.perf_counter()
+        groups[g](report)
+        print(f"{g}: {time.perf_counter() - t0:.1f} s")
+    for row in report:
+        print(json.dumps(row))
+    if args.out:
+        meta = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+                "numpy": np.__version__, "python": platform.python_version(), "has_cuda": fk.has_cuda}
+        with open(args.out, "w") as f:
+            json.dump({"context": meta, "rows": report}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,339 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fusekit for Python: the fused hidden layer, sum reductions and the
+gradient-descent trainer of the C++ library, over NumPy arrays, CuPy arrays
+and PyTorch tensors, without copying them (DLPack).
+
+    import numpy as np, fusekit as fk
+    y = fk.hidden_layer(grey, w)                   # tanh((grey / 255) * w), one pass
+    s = fk.sum(x)                                  # the deterministic tree: the C++ call's bits
+    W, report = fk.fit(X, Y, fk.GdOptions.recommended())
+    Y_hat = fk.predict(X, W)
+
+Host arrays run on the CPU backend (OpenMP threads and SIMD), CUDA arrays on
+the GPU, on the framework's current stream (CuPy's current stream,
+torch.cuda.current_stream()), without synchronizing: results come back in
+the input's framework. The GIL is released while C++ runs. Bad arguments
+raise ValueError (sizes, devices, strides, options) or TypeError (element
+types), with fusekit's message, before anything runs.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Optional, Tuple
+
+import numpy as _np
+
+from . import _core
+from ._core import (  # noqa: F401  (the public enums and option types)
+    FitPath,
+    FitProgress,
+    FitReport,
+    FitStatus,
+    GdFormulation,
+    GdInit,
+    GdMethod,
+    GdOptions,
+    GdPreconditioner,
+    OutputReport,
+    StopRule,
+)
+from ._frameworks import framework_of as _framework_of
+
+__all__ = [
+    "hidden_layer", "hidden_layer_unfused", "transform", "fuse", "normalize", "weigh", "tanh", "fast_tanh",
+    "COMPOSITIONS", "sum", "reduce", "ALGORITHMS", "fit", "predict", "LinearAssociation",
+    "GdOptions", "GdMethod", "GdPreconditioner", "GdFormulation", "GdInit", "FitStatus", "StopRule", "FitPath",
+    "FitReport", "OutputReport", "FitProgress", "has_cuda", "has_half_types", "cuda_device_count",
+]
+
+#: Whether this build has the GPU backend (it was built where nvcc was found).
+has_cuda: bool = _core.has_cuda
+#: Whether float16 and bfloat16 are compiled in (they need the CUDA toolkit's headers).
+has_half_types: bool = _core.has_half_types
+cuda_device_count = _core.cuda_device_count
+
+#: The reduction algorithms, as the C++ enum names them (reduce.hpp's table).
+ALGORITHMS = ("deterministic", "cub", "block_atomic", "naive_atomic")
+
+
+# ----------------------------------------------------------------- elementwise
+
+def hidden_layer(grey, w, out=None, scale: float = 255.0):
+    """out = tanh((grey / scale) * w) in one pass (fusekit::hidden_layer).
+
+    grey: uint8 or any integer or floating type; w: float32, float64, float16
+    or bfloat16, of grey's shape; out: w's type and shape (allocated in w's
+    framework when None; it may be w itself). Within tanh_float_max_ulp + 1
+    ulp of the exact layer in float32.
+    """
+    f = _framework_of(w)
+    if out is None:
+        out = f.empty(w.shape, f.dtype(w), w)
+    _core.hidden_layer(grey, w, out, scale, True, f.stream(w))
+    return out
+
+
+def hidden_layer_unfused(grey, w, out=None, scale: float = 255.0):
+    """The same layer as three passes (three kernels on the GPU): the shape the
+    fused layer replaces, for comparison. out must not overlap grey or w."""
+    f = _framework_of(w)
+    if out is None:
+        out = f.empty(w.shape, f.dtype(w), w)
+    _core.hidden_layer(grey, w, out, scale, False, f.stream(w))
+    return out
+
+
+_NORMALIZE, _WEIGH, _TANH, _FAST_TANH = 1, 2, 4, 8
+_STAGE_ORDER = {"normalize": 0, "weigh": 1, "tanh": 2, "fast_tanh": 2}
+_STAGE_BIT = {"normalize": _NORMALIZE, "weigh": _WEIGH, "tanh": _TANH, "fast_tanh": _FAST_TANH}
+
+
+class Stage:
+    """One of fusekit's built-in stages; compose them with `>>` or `fuse`."""
+
+    __slots__ = ("name", "scale")
+
+    def __init__(self, name: str, scale: Optional[float] = None):
+        self.name = name
+        self.scale = scale
+
+    def __rshift__(self, other) -> "Composition":
+        return Composition((self,)) >> other
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.scale})" if self.name == "normalize" else f"{self.name}()"
+
+
+class Composition:
+    """A chain of stages run as one pass: one of the compiled compositions
+    (`COMPOSITIONS`): normalize, then weigh, then tanh or fast_tanh, each
+    optional, in that order."""
+
+    __slots__ = ("stages", "code", "scale")
+
+    def __init__(self, stages):
+        stages = tuple(stages)
+        names = [s.name for s in stages]
+        order = [_STAGE_ORDER[n] for n in names]
+        if not stages or order != sorted(set(order)):
+            raise ValueError(
+                f"fusekit.fuse: {' >> '.join(names) or 'no stage'} is not a compiled composition; "
+                f"the compiled ones are {', '.join(COMPOSITIONS)} (normalize, weigh, then one activation, "
+                "each at most once, in that order)")
+        self.stages = stages
+        self.code = builtins.sum(_STAGE_BIT[n] for n in names)
+        self.scale = next((s.scale for s in stages if s.name == "normalize"), 1.0)
+
+    @property
+    def arity(self) -> int:
+        """Inputs the composition takes: 2 when it weighs, else 1."""
+        return 2 if self.code & _WEIGH else 1
+
+    def __rshift__(self, other) -> "Composition":
+        more = other.stages if isinstance(other, Composition) else (other,)
+        return Composition(self.stages + tuple(more))
+
+    def __call__(self, x, w=None, out=None, dtype=None):
+        return transform(self, x, w, out=out, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return " >> ".join(repr(s) for s in self.stages)
+
+
+def normalize(scale: float = 255.0) -> Stage:
+    """x / scale (fusekit::normalize): the same bits as the division."""
+    return Stage("normalize", float(scale))
+
+
+def weigh() -> Stage:
+    """x * w (fusekit::weigh): the composition's second input."""
+    return Stage("weigh")
+
+
+def tanh() -> Stage:
+    """tanh(x) within tanh_float_max_ulp (1.6 ulp) in float32 (fusekit::tanh_activate)."""
+    return Stage("tanh")
+
+
+def fast_tanh() -> Stage:
+    """tanh(x) to a relative error of about 1e-3, faster (fusekit::fast_tanh_activate)."""
+    return Stage("fast_tanh")
+
+
+def fuse(*stages: Stage) -> Composition:
+    """The stages as one pass: fuse(normalize(255), weigh(), tanh()) is the hidden layer."""
+    return Composition(stages)
+
+
+#: The compositions compiled into the package (each for float32, float64,
+#: float16 and bfloat16 outputs; the first input uint8 or out's type).
+COMPOSITIONS = tuple(
+    " >> ".join(n for n, bit in (("normalize", 1), ("weigh", 2), ("tanh", 4), ("fast_tanh", 8)) if code & bit)
+    for code in range(1, 16) if code & 12 != 12)
+
+
+def transform(op, x, w=None, out=None, dtype=None):
+    """out = op(x[, w]) in one pass, for a Composition or Stage `op`.
+
+    out's type: `dtype`, else w's, else x's when floating, else float32; it
+    is allocated in x's framework when None. The first input is uint8 or
+    out's type; weigh's input has out's type.
+    """
+    op = op if isinstance(op, Composition) else Composition((op,))
+    f = _framework_of(x)
+    if out is None:
+        if dtype is not None:
+            d = f.native(dtype)
+        elif w is not None:
+            d = f.dtype(w)
+        else:
+            d = f.dtype(x) if f.floating(f.dtype(x)) else f.native("float32")
+        out = f.empty(x.shape, d, x)
+    _core.transform(op.code, x, w, out, op.scale, f.stream(x))
+    return out
+
+
+# ------------------------------------------------------------------ reductions
+
+_OPS = {"sum": 0, "min": 1, "max": 2}
+
+
+def _reduce(x, op: int, init, algorithm: str, dtype, out):
+    f = _framework_of(x)
+    if out is None:
+        acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
+        out = f.empty((), acc, x)
+        _core.reduce(x, out, op, init, algorithm, f.stream(x))
+        return f.scalar(out)
+    _core.reduce(x, out, op, init, algorithm, f.stream(x))
+    return out
+
+
+def sum(x, algorithm: str = "deterministic", dtype=None, out=None):
+    """Σ x, by `algorithm` (ALGORITHMS; reduce.hpp's table gives each one's
+    cost and bound), in the accumulator `dtype`: float32 for float32, float16
+    and bfloat16 (or float64 on request), float64 for float64, int64 for
+    signed and uint64 for unsigned integers. "deterministic" gives the same
+    bits on every GPU and the CPU.
+
+    A NumPy input gives a NumPy scalar; a CuPy or PyTorch input a 0-d array
+    of its framework (on the GPU: not synchronized). `out`: one element.
+    """
+    return _reduce(x, 0, None, algorithm, dtype, out)
+
+
+def reduce(x, op: str = "sum", init=None, algorithm: str = "deterministic", dtype=None, out=None):
+    """init ⊕ x[0] ⊕ x[1] ⊕ ... for op "sum", "min" or "max" (IEEE minimum and
+    maximum: a NaN gives NaN). init: the result for an empty x (default the
+    op's identity). "naive_atomic" and "block_atomic" take "sum", and "min"
+    and "max" of integers only (ValueError otherwise, on every backend)."""
+    if op not in _OPS:
+        raise ValueError(f"fusekit.reduce: op is {op!r}; it must be 'sum', 'min' or 'max'")
+    return _reduce(x, _OPS[op], init, algorithm, dtype, out)
+
+
+# --------------------------------------------------------------------- trainer
+
+def _as_matrix(Y):
+    return (Y.reshape(-1, 1), True) if len(Y.shape) == 1 else (Y, False)
+
+
+def fit(X, Y, options: Optional[GdOptions] = None, *, W=None, sample_weight=None, intercept=None
+        ) -> Tuple[Any, FitReport]:
+    """Trains W (N × L) so that X Wᵀ ≈ Y: returns (W, report).
+
+    X: K × L, Y: K × N (or K values: then W has L values), float32 or float64,
+    C-contiguous. options: GdOptions() is the plain loop (fusekit's default);
+    GdOptions.recommended() is conjugate gradients with a Cholesky
+    preconditioner, the one to pick. W: where to write (and, with
+    GdInit.warm_start, where to start). With options.fit_intercept, pass
+    `intercept` (N values) to receive the intercepts, or use LinearAssociation.
+    Only report.outputs[n].status == FitStatus.converged is a success. A fit
+    synchronizes (it returns its report).
+    """
+    f = _framework_of(X)
+    Y2, vector = _as_matrix(Y)
+    options = GdOptions() if options is None else options
+    if W is None:
+        W = f.empty((Y2.shape[1], X.shape[1]) if len(X.shape) == 2 else (1, 1), f.dtype(X), X)
+        W2 = W
+    else:
+        W2 = W.reshape(1, -1) if len(W.shape) == 1 else W
+    if options.fit_intercept and intercept is None:
+        raise ValueError("fusekit.fit: options.fit_intercept writes N intercepts: pass intercept= (an array of "
+                         "Y's columns' count), or use fusekit.LinearAssociation")
+    report = _core.fit(X, Y2, W2, options, sample_weight, intercept, f.stream(X))
+    return (W.reshape(-1) if vector and len(W.shape) == 2 else W), report
+
+
+def predict(X, W, intercept=None, out=None):
+    """Y_hat = X Wᵀ (+ intercept): K × N, each sum in l order on every backend.
+    W of L values gives K values."""
+    f = _framework_of(X)
+    vector = len(W.shape) == 1
+    W2 = W.reshape(1, -1) if vector else W
+    if out is None:
+        rows = X.shape[0] if len(X.shape) == 2 else 1
+        out = f.empty((rows,) if vector else (rows, W2.shape[0]), f.dtype(X), X)
+    out2 = out.reshape(-1, 1) if len(out.shape) == 1 else out
+    _core.predict(X, W2, intercept, out2, f.stream(X))
+    return out
+
+
+class LinearAssociation:
+    """A linear association network (fusekit::linear_association): Y ≈ X Wᵀ + b.
+
+        net = fk.LinearAssociation()                 # GdOptions.recommended()
+        net.fit(X, Y, sample_weight=None)            # returns the model
+        Y_hat = net.predict(X)
+        net.report.all_converged(), net.weights, net.intercepts
+
+    inputs (L) and outputs (N) are taken from the first fit unless given.
+    options.fit_intercept fits intercepts (CPU arrays).
+    """
+
+    def __init__(self, inputs: Optional[int] = None, outputs: Optional[int] = None,
+                 options: Optional[GdOptions] = None):
+        for name, v in (("inputs (L)", inputs), ("outputs (N)", outputs)):
+            if v is not None and v < 1:
+                raise ValueError(f"fusekit.LinearAssociation: {name} is {v}; it must be at least 1")
+        self.inputs = inputs
+        self.outputs = outputs
+        self.options = GdOptions.recommended() if options is None else options
+        self.weights = None
+        self.intercepts = None
+        self.report: Optional[FitReport] = None
+
+    def _expect_columns(self, function: str, name: str, given: int, what: str, symbol: str, want: Optional[int]):
+        if want is not None and given != want:
+            raise ValueError(
+                f"fusekit.LinearAssociation.{function}: {name} has {given} columns but the model has {symbol} = "
+                f"{want} {what} (it was built as LinearAssociation({self.inputs}, {self.outputs}))")
+
+    def fit(self, X, Y, sample_weight=None) -> "LinearAssociation":
+        f = _framework_of(X)
+        Y2, _ = _as_matrix(Y)
+        if len(X.shape) == 2:
+            self._expect_columns("fit", "X", X.shape[1], "inputs", "L", self.inputs)
+        self._expect_columns("fit", "Y", Y2.shape[1], "outputs", "N", self.outputs)
+        n = Y2.shape[1]
+        dtype = f.dtype(X)
+        W = f.empty((n, X.shape[1] if len(X.shape) == 2 else 1), dtype, X)
+        if self.options.init == GdInit.warm_start and self.weights is not None and self.weights.shape == W.shape:
+            W[...] = self.weights
+        b = f.zeros((n,), dtype, X) if self.options.fit_intercept else None
+        _, self.report = fit(X, Y2, self.options, W=W, sample_weight=sample_weight, intercept=b)
+        self.weights, self.intercepts = W, b
+        self.inputs, self.outputs = W.shape[1], W.shape[0]
+        return self
+
+    def predict(self, X, out=None):
+        if self.weights is None:
+            raise ValueError("fusekit.LinearAssociation.predict: the model has not been fitted (call fit first)")
+        if len(X.shape) == 2:
+            self._expect_columns("predict", "X", X.shape[1], "inputs", "L", self.inputs)
+        return predict(X, self.weights, self.intercepts, out=out)
+
+    def __repr__(self) -> str:
+        return f"LinearAssociation(inputs={self.inputs}, outputs={self.outputs}, options={self.options!r})"
+

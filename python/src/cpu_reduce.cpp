@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
+// The package's reduce calls on fusekit::cpu (calls.hpp).
+#include "calls.hpp"
+
+namespace fusekit_python {
+FUSEKIT_PYTHON_REDUCE(fusekit::cpu);
+}  // namespace fusekit_python

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+"""CuPy arrays and PyTorch CUDA tensors: the GPU backend, on the framework's
+current stream, results in the input's framework. Skipped without a GPU or
+without the GPU backend."""
+import numpy as np
+import pytest
+
+import fusekit as fk
+from conftest import cupy_or_skip, torch_or_skip
+
+
+def test_cupy_hidden_layer_runs_on_the_current_stream_and_gives_the_cpu_bits():
+    cupy = cupy_or_skip()
+    rng = np.random.default_rng(0)
+    grey = rng.integers(0, 256, 1 << 20, dtype=np.uint8)
+    w = rng.standard_normal(1 << 20).astype(np.float32)
+    cpu = fk.hidden_layer(grey, w)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        y = fk.hidden_layer(cupy.asarray(grey), cupy.asarray(w))
+        assert isinstance(y, cupy.ndarray)
+        stream.synchronize()
+    assert np.array_equal(cupy.asnumpy(y), cpu)  # one body for both backends, same functors
+
+
+@pytest.mark.parametrize("algorithm", fk.ALGORITHMS)
+def test_cupy_sums_stay_on_the_device_and_the_tree_gives_the_cpu_bits(algorithm):
+    cupy = cupy_or_skip()
+    x = np.random.default_rng(1).random(1 << 22).astype(np.float32)
+    s = fk.sum(cupy.asarray(x), algorithm)
+    assert isinstance(s, cupy.ndarray) and s.shape == ()
+    exact = float(np.sum(x, dtype=np.float64))
+    assert abs(float(s) - exact) <= (x.size - 1) * 2.0 ** -24 * exact
+    if algorithm == "deterministic":
+        assert float(s) == float(fk.sum(x))
+
+
+def test_cupy_fit_and_predict_match_the_cpu():
+    cupy = cupy_or_skip()
+    rng = np.random.default_rng(2)
+    X = rng.random((1000, 100))
+    Y = X @ rng.random((10, 100)).T
+    W, report = fk.fit(cupy.asarray(X), cupy.asarray(Y), fk.GdOptions.recommended())
+    assert isinstance(W, cupy.ndarray) and report.all_converged()
+    Wc, _ = fk.fit(X, Y, fk.GdOptions.recommended())
+    assert np.allclose(cupy.asnumpy(W), Wc, rtol=0, atol=1e-8)
+    Y_hat = fk.predict(cupy.asarray(X), W)
+    assert np.allclose(cupy.asnumpy(Y_hat), Y, rtol=0, atol=1e-8)
+
+
+def test_torch_cuda_tensors_run_on_the_current_stream():
+    torch = torch_or_skip(cuda=True)
+    grey = torch.randint(0, 256, (1 << 20,), dtype=torch.uint8, device="cuda")
+    w = torch.randn(1 << 20, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = fk.hidden_layer(grey, w)
+        total = fk.sum(w, dtype=torch.float64)
+    s.synchronize()
+    assert y.is_cuda and y.dtype == torch.float32
+    assert torch.equal(y.cpu(), fk.hidden_layer(grey.cpu(), w.cpu()))
+    assert total.dtype == torch.float64 and total.is_cuda
+    assert float(total) == float(fk.sum(w.cpu().numpy(), dtype=np.float64))
+
+
+def test_arrays_on_two_devices_are_refused():
+    torch = torch_or_skip(cuda=True)
+    with pytest.raises(ValueError, match="one device"):
+        fk.hidden_layer(torch.zeros(4, dtype=torch.uint8), torch.zeros(4, device="cuda"))

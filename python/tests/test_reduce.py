@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""sum and reduce on NumPy arrays: every algorithm and accumulator against an
+exact reference and reduce.hpp's bounds, and the deterministic tree's bits
+against the C++ tests' pinned values (tests/common/pinned_sums.hpp)."""
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import fusekit as fk
+from conftest import REPO
+
+FLOAT_INPUTS = ["float32", "float64"] + (["float16"] if fk.has_half_types else [])
+INT_INPUTS = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64"]
+P = os.cpu_count() or 1
+
+
+def unit_roundoff(acc):
+    return 2.0 ** -24 if np.dtype(acc) == np.float32 else 2.0 ** -53
+
+
+def error_bound(algorithm, n, acc, S):
+    """reduce.hpp's bound on |computed − exact| on the CPU (P threads at most)."""
+    u = unit_roundoff(acc)
+    if algorithm == "naive_atomic":
+        return max(n - 1, 0) * u * S
+    if algorithm == "block_atomic":
+        return (n / 8 + 8 + P) * u * S  # (n/(8P) + 8 + P)·u·S, largest at P = 1 for the first term
+    if algorithm == "cub":
+        return (u + (4096 / 8 + 8 + n / 4096) * 2.0 ** -53) * S
+    levels = max(1, math.ceil(math.log(max(n, 2), 8192)))
+    return 40 * levels * u * S
+
+
+def raw_values(n, dtype, seed):
+    """Raw units: magnitudes from 2^-20 to 2^12, both signs."""
+    rng = np.random.default_rng(seed)
+    v = np.ldexp(1 + rng.random(n), rng.integers(-20, 13, n)) * rng.choice([-1.0, 1.0], n)
+    return v.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_INPUTS)
+@pytest.mark.parametrize("algorithm", fk.ALGORITHMS)
+@pytest.mark.parametrize("n", [0, 1, 255, 8193, 100003])
+def test_float_sums_are_within_the_documented_bound(dtype, algorithm, n):
+    x = raw_values(n, dtype, seed=n)
+    exact = math.fsum(x.astype(np.float64).tolist())
+    S = float(np.sum(np.abs(x.astype(np.float64))))
+    accumulators = ["float64"] if dtype == "float64" else ["float32", "float64"]
+    for acc in accumulators:
+        s = fk.sum(x, algorithm, dtype=acc)
+        assert isinstance(s, np.generic) and s.dtype == np.dtype(acc)
+        assert abs(float(s) - exact) <= error_bound(algorithm, n, acc, S), (acc, float(s), exact)
+    default = fk.sum(x, algorithm)
+    assert default.dtype == (np.float64 if dtype == "float64" else np.float32)
+
+
+@pytest.mark.parametrize("dtype", INT_INPUTS)
+@pytest.mark.parametrize("algorithm", fk.ALGORITHMS)
+def test_integer_sums_are_exact_in_64_bits(dtype, algorithm):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    x = rng.integers(info.min, info.max, 50001, dtype=dtype, endpoint=True)
+    acc = np.int64 if info.min < 0 else np.uint64
+    exact = int(sum(int(v) for v in x.tolist()))
+    wrapped = exact % 2 ** 64
+    if acc == np.int64 and wrapped >= 2 ** 63:
+        wrapped -= 2 ** 64
+    s = fk.sum(x, algorithm)
+    assert s.dtype == acc and int(s) == wrapped  # 64-bit wrap-around, as documented
+
+
+def pinned_values(n, dtype, seed):
+    """tests/common/pinned_sums.hpp's values(): the hash, in NumPy's wrapping uint64."""
+    i = np.arange(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = i * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    h = z ^ (z >> np.uint64(31))
+    if np.dtype(dtype).kind == "f":
+        m = (h >> np.uint64(40)).astype(np.float64) * 2.0 ** -24
+        e = ((h >> np.uint64(8)) % np.uint64(33)).astype(np.int64) - 20
+        sign = np.where((h & np.uint64(1)) != 0, -1.0, 1.0)
+        return (sign * np.ldexp(1.0 + m, e)).astype(dtype)
+    return (h >> np.uint64(3)).astype(dtype)
+
+
+PINNED_CASES = {"f32": ("float32", 1, None), "f64": ("float64", 3, None), "f32_in_f64": ("float32", 1, "float64"),
+                "i32_in_i64": ("int32", 5, None), "u8_in_u64": ("uint8", 6, None), "i64": ("int64", 7, None)}
+
+
+def test_deterministic_sums_have_the_bits_the_cpp_tests_pin():
+    header = open(os.path.join(REPO, "tests", "common", "pinned_sums.hpp")).read()
+    recorded = re.findall(r'"(\w+) (\d+) ([0-9a-f]{16})"', header)
+    assert len(recorded) >= 60
+    checked = 0
+    for case, n, bits in recorded:
+        if case not in PINNED_CASES:
+            continue  # dot products: transform_reduce, not in the package
+        dtype, seed, acc = PINNED_CASES[case]
+        x = pinned_values(int(n), dtype, seed)
+        s = fk.sum(x, "deterministic", dtype=acc)
+        got = int(np.asarray(s).astype(s.dtype).view(np.uint32 if s.dtype.itemsize == 4 else np.uint64))
+        assert f"{got:016x}" == bits, (case, n)
+        checked += 1
+    assert checked == 60
+
+
+def test_deterministic_sums_do_not_change_run_to_run_while_atomics_may():
+    x = raw_values(1 << 20, np.float32, seed=11)
+    first = fk.sum(x)
+    for _ in range(5):
+        assert fk.sum(x).tobytes() == first.tobytes()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_INPUTS + ["int32", "uint8", "int64"])
+@pytest.mark.parametrize("algorithm", ["deterministic", "cub"])
+def test_min_and_max_are_exact(dtype, algorithm):
+    x = (raw_values(30011, np.float64, seed=3) * (1 if dtype == "float16" else 1000)).astype(dtype)
+    lo, hi = fk.reduce(x, "min", algorithm=algorithm), fk.reduce(x, "max", algorithm=algorithm)
+    assert float(lo) == float(x.min()) and float(hi) == float(x.max())
+
+
+def test_min_and_max_of_integers_run_on_the_atomics_too_and_floats_say_why_not():
+    x = np.arange(-500, 500, dtype=np.int32)[::-1].copy()
+    for algorithm in fk.ALGORITHMS:
+        assert int(fk.reduce(x, "min", algorithm=algorithm)) == -500
+        assert int(fk.reduce(x, "max", algorithm=algorithm)) == 499
+    with pytest.raises(ValueError, match="atomic"):
+        fk.reduce(x.astype(np.float32), "min", algorithm="block_atomic")
+
+
+def test_nan_propagates_and_init_is_combined_once():
+    x = np.arange(100, dtype=np.float32)
+    x[37] = np.nan
+    assert np.isnan(fk.reduce(x, "min")) and np.isnan(fk.reduce(x, "max")) and np.isnan(fk.sum(x))
+    y = np.arange(1, 11, dtype=np.float64)
+    assert fk.reduce(y, "sum", init=100.0) == 155.0
+    assert fk.reduce(y, "max", init=50.0) == 50.0
+    assert fk.reduce(np.empty(0, np.float32), "min") == np.inf
+    assert fk.reduce(np.empty(0, np.int32), "max") == np.iinfo(np.int64).min
+    assert fk.sum(np.empty(0, np.float32)) == 0
+
+
+def test_out_receives_the_sum():
+    x = raw_values(1000, np.float32, seed=5)
+    out = np.zeros(1, np.float64)
+    assert fk.sum(x, dtype=np.float64, out=out) is out
+    assert out[0] == fk.sum(x, dtype=np.float64)
+
+
+def test_accumulators_follow_the_cpp_rules():
+    with pytest.raises(TypeError, match="float64"):
+        fk.sum(np.ones(4, np.float64), dtype=np.float32)
+    with pytest.raises(TypeError, match="int64"):
+        fk.sum(np.ones(4, np.int32), dtype=np.int32)
+    with pytest.raises(TypeError, match="uint64"):
+        fk.sum(np.ones(4, np.uint8), dtype=np.float64)
+    with pytest.raises(ValueError, match="'deterministic', 'cub'"):
+        fk.sum(np.ones(4, np.float32), "pairwise")
+    with pytest.raises(ValueError, match="'sum', 'min' or 'max'"):
+        fk.reduce(np.ones(4, np.float32), "prod")
+    with pytest.raises(TypeError, match="bool"):
+        fk.sum(np.ones(4, bool))
