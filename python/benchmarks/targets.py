@@ -8,7 +8,8 @@
              (inputs already on its device: its best case), numexpr and NumPy
   sum        2^26 float32: fusekit.sum against np.sum, and the bits of the C++ call
   fit        GdOptions.recommended() against np.linalg.lstsq, (1000, 100, 10) and
-             (10^6, 64, 4), float64
+             (10^6, 64, 4), float64; lstsq in a process of its own, with its BLAS's
+             default threads and with one (the faster is the one to beat)
 
 Each time is the best of several runs after a warm-up. Writes JSON (--out).
 
@@ -18,6 +19,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 import timeit
 
@@ -75,7 +78,8 @@ def layer(report):
         grey = rng.integers(0, 256, n, dtype=np.uint8)
         w = rng.standard_normal(n).astype(np.float32)
         out = np.empty_like(w)
-        rows = {"fusekit": best(lambda: fk.hidden_layer(grey, w)),
+        rows = {"cpp_call": min(_core.cpp_call_seconds("hidden_layer", grey, w, out, 1) for _ in range(8)),
+                "fusekit": best(lambda: fk.hidden_layer(grey, w)),
                 "fusekit_out": best(lambda: fk.hidden_layer(grey, w, out=out)),
                 "numpy": best(lambda: np.tanh(grey / np.float32(255) * w))}
         if jax is not None:
@@ -83,7 +87,7 @@ def layer(report):
             rows["jax_jit"] = best(lambda: layer_jit(gj, wj).block_until_ready())
             rows["jax_jit_from_numpy"] = best(lambda: np.asarray(layer_jit(grey, w)))
         if numexpr is not None:
-            rows["numexpr"] = best(lambda: numexpr.evaluate("tanh(grey / 255.0 * w)"))
+            rows["numexpr"] = best(lambda: numexpr.evaluate("tanh(grey / 255.0 * w)", local_dict={"grey": grey, "w": w}))
         for name, s in rows.items():
             report.append({"group": "layer", "name": name, "n": n, "ms": s * 1e3,
                            "gb_s": n * 9 / s / 1e9})
@@ -105,20 +109,40 @@ def sums(report):
                        "same_bits_as_cpp": same_bits if name == "fusekit_deterministic" else None})
 
 
+def fit_problem(K, L, N):
+    rng = np.random.default_rng(3)
+    X = rng.random((K, L))
+    W_true = rng.random((N, L))
+    return X, X @ W_true.T, W_true
+
+
+def lstsq_seconds(K, L, N, blas_threads):
+    """lstsq's best time in a process of its own whose BLAS runs `blas_threads`
+    threads (None: its default, every core), so that no thread team of
+    another library shares the cores with it."""
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(var, None)
+        if blas_threads:
+            env[var] = str(blas_threads)
+    out = subprocess.run([sys.executable, __file__, "--lstsq", f"{K},{L},{N}"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
 def fits(report):
     for K, L, N in ((1000, 100, 10), (10 ** 6, 64, 4)):
-        rng = np.random.default_rng(3)
-        X = rng.random((K, L))
-        W_true = rng.random((N, L))
-        Y = X @ W_true.T
+        X, Y, W_true = fit_problem(K, L, N)
         options = fk.GdOptions.recommended()
         W, r = fk.fit(X, Y, options)
-        repeats = 7 if K < 10 ** 5 else 3
-        t_fk = best(lambda: fk.fit(X, Y, options), repeats)
-        t_ls = best(lambda: np.linalg.lstsq(X, Y, rcond=None), repeats)
+        t_fk = best(lambda: fk.fit(X, Y, options), 20 if K < 10 ** 5 else 3)
+        t_ls = {threads or "all": lstsq_seconds(K, L, N, threads) for threads in (None, 1)}
         ls = np.linalg.lstsq(X, Y, rcond=None)[0].T
-        report.append({"group": "fit", "name": f"{K}x{L}x{N}", "fusekit_ms": t_fk * 1e3, "lstsq_ms": t_ls * 1e3,
-                       "ratio": t_fk / t_ls, "converged": r.all_converged(),
+        fastest = min(t_ls.values())
+        report.append({"group": "fit", "name": f"{K}x{L}x{N}", "fusekit_ms": t_fk * 1e3,
+                       "lstsq_ms_blas_threads": {k: v * 1e3 for k, v in t_ls.items()},
+                       "ratio_to_fastest_lstsq": t_fk / fastest, "converged": r.all_converged(),
+                       "iterations": r.most_iterations(),
                        "fusekit_max_error": float(np.max(np.abs(W - W_true))),
                        "lstsq_max_error": float(np.max(np.abs(ls - W_true)))})
 
@@ -127,7 +151,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--only", default="overhead,layer,sum,fit")
+    parser.add_argument("--lstsq", help=argparse.SUPPRESS)  # K,L,N: time lstsq alone (lstsq_seconds)
     args = parser.parse_args()
+    if args.lstsq:
+        X, Y, _ = fit_problem(*(int(v) for v in args.lstsq.split(",")))
+        print(best(lambda: np.linalg.lstsq(X, Y, rcond=None), 7 if X.shape[0] < 10 ** 5 else 3))
+        return
     report = []
     groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits}
     for g in args.only.split(","):
