@@ -11,7 +11,8 @@
              (10^6, 64, 4), float64; lstsq in a process of its own, with its BLAS's
              default threads and with one (the faster is the one to beat)
 
-Each time is the best of several runs after a warm-up. Writes JSON (--out).
+Each group runs in a process of its own; each time is the best of several runs
+after a warm-up. Writes JSON (--out).
 
     python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,fit]
 """
@@ -62,35 +63,40 @@ def overhead(report):
 
 
 def layer(report):
+    """fusekit and NumPy at every size first, then numexpr, then JAX: the peers'
+    thread pools keep spinning after their calls and would slow what follows."""
+    data = {}
+    for n in (10 ** 6, 10 ** 7):
+        rng = np.random.default_rng(1)
+        data[n] = (rng.integers(0, 256, n, dtype=np.uint8), rng.standard_normal(n).astype(np.float32))
+    times = {n: {} for n in data}
+    for n, (grey, w) in data.items():
+        out = np.empty_like(w)
+        times[n]["cpp_call"] = min(_core.cpp_call_seconds("hidden_layer", grey, w, out, 1) for _ in range(8))
+        times[n]["fusekit"] = best(lambda: fk.hidden_layer(grey, w))
+        times[n]["fusekit_out"] = best(lambda: fk.hidden_layer(grey, w, out=out))
+        times[n]["numpy"] = best(lambda: np.tanh(grey / np.float32(255) * w))
+    try:
+        import numexpr
+        numexpr.set_num_threads(os.cpu_count() or 1)
+        for n, (grey, w) in data.items():
+            times[n]["numexpr"] = best(lambda: numexpr.evaluate("tanh(grey / 255.0 * w)",
+                                                                local_dict={"grey": grey, "w": w}))
+    except ImportError:
+        pass
     try:
         import jax
         import jax.numpy as jnp
         layer_jit = jax.jit(lambda g, w: jnp.tanh(g / jnp.float32(255) * w))
-    except ImportError:
-        jax = None
-    try:
-        import numexpr
-        numexpr.set_num_threads(os.cpu_count() or 1)
-    except ImportError:
-        numexpr = None
-    for n in (10 ** 6, 10 ** 7):
-        rng = np.random.default_rng(1)
-        grey = rng.integers(0, 256, n, dtype=np.uint8)
-        w = rng.standard_normal(n).astype(np.float32)
-        out = np.empty_like(w)
-        rows = {"cpp_call": min(_core.cpp_call_seconds("hidden_layer", grey, w, out, 1) for _ in range(8)),
-                "fusekit": best(lambda: fk.hidden_layer(grey, w)),
-                "fusekit_out": best(lambda: fk.hidden_layer(grey, w, out=out)),
-                "numpy": best(lambda: np.tanh(grey / np.float32(255) * w))}
-        if jax is not None:
+        for n, (grey, w) in data.items():
             gj, wj = jax.device_put(grey), jax.device_put(w)
-            rows["jax_jit"] = best(lambda: layer_jit(gj, wj).block_until_ready())
-            rows["jax_jit_from_numpy"] = best(lambda: np.asarray(layer_jit(grey, w)))
-        if numexpr is not None:
-            rows["numexpr"] = best(lambda: numexpr.evaluate("tanh(grey / 255.0 * w)", local_dict={"grey": grey, "w": w}))
+            times[n]["jax_jit"] = best(lambda: layer_jit(gj, wj).block_until_ready())
+            times[n]["jax_jit_from_numpy"] = best(lambda: np.asarray(layer_jit(grey, w)))
+    except ImportError:
+        pass
+    for n, rows in times.items():
         for name, s in rows.items():
-            report.append({"group": "layer", "name": name, "n": n, "ms": s * 1e3,
-                           "gb_s": n * 9 / s / 1e9})
+            report.append({"group": "layer", "name": name, "n": n, "ms": s * 1e3, "gb_s": n * 9 / s / 1e9})
 
 
 def sums(report):
@@ -151,17 +157,28 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--only", default="overhead,layer,sum,fit")
+    parser.add_argument("--group", help=argparse.SUPPRESS)  # run one group here
     parser.add_argument("--lstsq", help=argparse.SUPPRESS)  # K,L,N: time lstsq alone (lstsq_seconds)
     args = parser.parse_args()
     if args.lstsq:
         X, Y, _ = fit_problem(*(int(v) for v in args.lstsq.split(",")))
         print(best(lambda: np.linalg.lstsq(X, Y, rcond=None), 7 if X.shape[0] < 10 ** 5 else 3))
         return
-    report = []
     groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits}
+    if args.group:  # one group, in this process: its rows as JSON lines
+        rows = []
+        groups[args.group](rows)
+        for row in rows:
+            print(json.dumps(row))
+        return
+    # Each group in a process of its own: JAX's and OpenBLAS's thread pools,
+    # still spinning after their calls, would take the cores from the next group.
+    report = []
     for g in args.only.split(","):
         t0 = time.perf_counter()
-        groups[g](report)
+        out = subprocess.run([sys.executable, __file__, "--group", g], check=True, capture_output=True,
+                             text=True).stdout
+        report += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         print(f"{g}: {time.perf_counter() - t0:.1f} s")
     for row in report:
         print(json.dumps(row))
