@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 import fusekit as fk
-from _timing import best_of, table
+from _common import best_of, cupy_with_a_gpu, table
 
 
 def users_layer(target):
@@ -73,11 +73,8 @@ def gpu_rows(grey, w):
     """The same on a GPU, where there is one: the user's @vectorize(target='cuda')
     chain against fusekit on CuPy arrays (fusekit synchronizes nothing: the
     timing does)."""
-    try:
-        import cupy
-        if not fk.has_cuda or cupy.cuda.runtime.getDeviceCount() < 1:
-            return
-    except Exception:
+    cupy = cupy_with_a_gpu()
+    if cupy is None:
         return
     g, x = cupy.asarray(grey), cupy.asarray(w)
     sync = cupy.cuda.get_current_stream().synchronize

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 import fusekit as fk
-from _timing import best_of, table
+from _common import best_of, cupy_with_a_gpu, table
 
 
 def main(n):
@@ -60,11 +60,8 @@ def main(n):
 def gpu_rows(x, exact, note):
     """On a GPU: the user's Numba CUDA atomicAdd kernel, and fusekit on CuPy
     (its deterministic sum has the CPU's bits)."""
-    try:
-        import cupy
-        if not fk.has_cuda or cupy.cuda.runtime.getDeviceCount() < 1:
-            return
-    except Exception:
+    cupy = cupy_with_a_gpu()
+    if cupy is None:
         return
     dx = cupy.asarray(x)
     sync = cupy.cuda.get_current_stream().synchronize

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import fusekit as fk
-from _timing import best_of, table
+from _common import best_of, cupy_with_a_gpu, table
 
 MAX_ITERATIONS = 1_000_000
 BUDGET_SECONDS = 60.0
@@ -76,11 +76,8 @@ def main(K, L, N):
 def gpu_rows(X, Y, note):
     """On a GPU: the user's loop moved to CuPy (every operation a kernel and a
     host read per iteration), against fusekit.fit on CuPy arrays."""
-    try:
-        import cupy
-        if not fk.has_cuda or cupy.cuda.runtime.getDeviceCount() < 1:
-            return
-    except Exception:
+    cupy = cupy_with_a_gpu()
+    if cupy is None:
         return
     dX, dY = cupy.asarray(X), cupy.asarray(Y)
     sync = cupy.cuda.get_current_stream().synchronize

@@ -1,8 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Timing and printing for the examples: the best of a few runs (after one
-warm-up run that compiles and faults pages in), and a table with each row's
-speed against the user's original."""
+"""What the examples share: the best of a few runs (after one warm-up run that
+compiles and faults pages in), a table with each row's speed against the
+user's original, and CuPy where a GPU and fusekit's GPU backend are there."""
 import time
+
+import fusekit as fk
+
+
+def cupy_with_a_gpu():
+    """CuPy, where it sees a GPU and this fusekit has its GPU backend; else None."""
+    try:
+        import cupy
+        if fk.has_cuda and cupy.cuda.runtime.getDeviceCount() >= 1:
+            return cupy
+    except Exception:  # no CuPy, or no driver
+        pass
+    return None
 
 
 def best_of(f, repeats=7, sync=None):
