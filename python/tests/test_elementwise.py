@@ -164,3 +164,24 @@ def test_inputs_must_match_the_compositions_arity():
         fk.transform(fk.weigh(), x)
     with pytest.raises(ValueError, match="one input"):
         fk.transform(fk.tanh(), x, x)
+
+
+def test_transform_picks_outs_type_as_documented():
+    x8 = np.arange(256, dtype=np.uint8)
+    assert fk.transform(fk.tanh(), x8).dtype == np.float32             # not floating: float32
+    assert fk.transform(fk.tanh(), x8.astype(np.float64)).dtype == np.float64  # x's own floating type
+    w = np.ones(256, np.float64)
+    assert fk.transform(fk.weigh(), x8, w).dtype == np.float64           # w's type
+    assert fk.transform(fk.normalize(2.0), x8, dtype="float64").dtype == np.float64
+    with pytest.raises(TypeError, match="uint8 or has out's type"):
+        fk.transform(fk.tanh(), x8.astype(np.int32))
+    with pytest.raises(TypeError, match="weigh's input has out's type"):
+        fk.transform(fk.weigh(), x8, w, dtype=np.float32)
+
+
+def test_weigh_and_normalize_compose_to_the_rounded_chain_in_double():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 256, 5000).astype(np.uint8)
+    w = rng.standard_normal(5000)
+    y = fk.transform(fk.normalize(7.0) >> fk.weigh(), x, w)
+    assert np.array_equal(y, (x / 7.0) * w)  # normalize<double> for a float64 out: two roundings in double

@@ -165,3 +165,13 @@ def test_accumulators_follow_the_cpp_rules():
         fk.reduce(np.ones(4, np.float32), "prod")
     with pytest.raises(TypeError, match="bool"):
         fk.sum(np.ones(4, bool))
+
+
+def test_integer_init_is_combined_exactly():
+    x = np.arange(1, 1001, dtype=np.int32)
+    assert int(fk.reduce(x, "sum", init=-7)) == 500500 - 7
+    assert int(fk.reduce(x, "min", init=-3)) == -3
+    u = np.arange(10, dtype=np.uint16)
+    assert int(fk.reduce(u, "max", init=2 ** 63)) == 2 ** 63
+    with pytest.raises(TypeError, match="init"):
+        fk.reduce(x, "sum", init="five")

@@ -187,3 +187,69 @@ def test_progress_reports_and_an_exception_stops_the_fit():
     o.progress = stop
     with pytest.raises(Stop):
         fk.fit(X, Y, o)
+
+
+def test_every_option_field_is_the_cpp_field_it_names():
+    values = {"learning_rate": 0.25, "tolerance": 1e-7, "relative_tolerance": 1e-9, "max_iterations": 777,
+              "init": fk.GdInit.uniform, "seed": 99, "method": fk.GdMethod.nesterov,
+              "formulation": fk.GdFormulation.direct, "preconditioner": fk.GdPreconditioner.jacobi,
+              "stall_window": 55, "progress_every": 33, "refinement_steps": 3, "ridge": 0.5, "fit_intercept": True}
+    o = fk.GdOptions(**values)
+    for name, v in values.items():
+        assert getattr(o, name) == v, name
+    # and the fit runs what they say: the plain budget, on the direct formulation
+    X, Y, _ = problem(60, 5, 2, seed=11)
+    _, report = fk.fit(X, Y, fk.GdOptions(max_iterations=7, formulation=fk.GdFormulation.direct,
+                                          method=fk.GdMethod.nesterov))
+    assert report.formulation == fk.GdFormulation.direct and report.method == fk.GdMethod.nesterov
+    assert report.most_iterations() == 7
+
+
+def test_enum_values_are_the_cpp_values():
+    assert [s.value for s in fk.FitStatus] == [0, 1, 2, 3]  # fit_status: stable values, for code that stores them
+    assert fk.FitStatus.converged.name == "converged" and fk.StopRule.rounding_floor.value == 6
+
+
+def test_ridge_is_scikit_learns_ridge():
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((200, 6))
+    Y = X @ rng.standard_normal((2, 6)).T + rng.standard_normal((200, 2))
+    lam = 3.0
+    W, report = fk.fit(X, Y, fk.GdOptions.recommended(ridge=lam))
+    exact = np.linalg.solve(X.T @ X + lam * np.eye(6), X.T @ Y).T  # argmin ‖y − Xw‖² + λ‖w‖²
+    assert report.all_converged()
+    assert np.allclose(W, exact, rtol=1e-9, atol=1e-11)
+
+
+def test_sample_weights_count_as_copies_of_their_rows():
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((40, 3))
+    Y = rng.standard_normal((40, 1))
+    sw = rng.integers(0, 4, 40).astype(np.float64)
+    W, _ = fk.fit(X, Y, fk.GdOptions.recommended(), sample_weight=sw)
+    rows = np.repeat(np.arange(40), sw.astype(int))
+    W_copies, _ = fk.fit(X[rows], Y[rows], fk.GdOptions.recommended())
+    assert np.allclose(W, W_copies, rtol=1e-10, atol=1e-12)
+
+
+def test_a_warm_start_at_the_answer_needs_no_iterations_and_uniform_starts_are_reproducible():
+    X, Y, W_true = problem(300, 8, 2, seed=14)
+    W = W_true.copy()
+    _, report = fk.fit(X, Y, fk.GdOptions(init=fk.GdInit.warm_start, tolerance=1e-12), W=W)
+    assert report.all_converged() and report.most_iterations() <= 1
+    o = fk.GdOptions(init=fk.GdInit.uniform, seed=5, max_iterations=3)
+    a, _ = fk.fit(X, Y, o)
+    b, _ = fk.fit(X, Y, o)
+    assert np.array_equal(a, b)
+    c, _ = fk.fit(X, Y, fk.GdOptions(init=fk.GdInit.uniform, seed=6, max_iterations=3))
+    assert not np.array_equal(a, c)
+
+
+def test_intercepts_are_written_where_asked():
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((100, 3))
+    Y = X @ np.array([[1.0, 2.0, 3.0]]).T + 7.0
+    b = np.full(1, np.nan)
+    W, report = fk.fit(X, Y, fk.GdOptions.recommended(fit_intercept=True), intercept=b)
+    assert report.all_converged()
+    assert np.allclose(W, [[1, 2, 3]], atol=1e-10) and np.allclose(b, [7.0], atol=1e-10)
