@@ -318,7 +318,7 @@ class LinearAssociation:
         self._expect_columns("fit", "Y", Y2.shape[1], "outputs", "N", self.outputs)
         n = Y2.shape[1]
         dtype = f.dtype(X)
-        W = f.empty((n, X.shape[1] if len(X.shape) == 2 else 1), dtype, X)
+        W = f.zeros((n, X.shape[1] if len(X.shape) == 2 else 1), dtype, X)  # a first warm start starts at 0
         if self.options.init == GdInit.warm_start and self.weights is not None and self.weights.shape == W.shape:
             W[...] = self.weights
         b = f.zeros((n,), dtype, X) if self.options.fit_intercept else None

@@ -185,3 +185,15 @@ def test_weigh_and_normalize_compose_to_the_rounded_chain_in_double():
     w = rng.standard_normal(5000)
     y = fk.transform(fk.normalize(7.0) >> fk.weigh(), x, w)
     assert np.array_equal(y, (x / 7.0) * w)  # normalize<double> for a float64 out: two roundings in double
+
+
+@pytest.mark.parametrize("out_type", OUT_TYPES)
+def test_the_unfused_layer_is_three_transforms_that_store_in_outs_type(out_type):
+    grey, w = data(20011, "uint8", out_type, seed=9)
+    a = fk.transform(fk.normalize(255.0), grey, dtype=out_type)
+    b = fk.transform(fk.weigh(), a, w)
+    c = fk.transform(fk.tanh(), b)
+    if out_type == "float64":  # the layer's own normalize divides by its float scale
+        a = fk.transform(fk.normalize(255.0), grey, dtype="float32").astype(np.float64)
+        c = fk.transform(fk.tanh(), fk.transform(fk.weigh(), a, w))
+    assert np.array_equal(fk.hidden_layer_unfused(grey, w).view(np.uint8), c.view(np.uint8))

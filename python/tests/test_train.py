@@ -253,3 +253,22 @@ def test_intercepts_are_written_where_asked():
     W, report = fk.fit(X, Y, fk.GdOptions.recommended(fit_intercept=True), intercept=b)
     assert report.all_converged()
     assert np.allclose(W, [[1, 2, 3]], atol=1e-10) and np.allclose(b, [7.0], atol=1e-10)
+
+
+def test_fit_without_options_is_the_users_plain_loop():
+    X, Y, _ = problem(50, 4, 1, seed=16)
+    _, report = fk.fit(X, Y)
+    assert report.method == fk.GdMethod.plain and report.preconditioner == fk.GdPreconditioner.none
+
+
+def test_linear_association_warm_starts_from_its_weights():
+    X, Y, _ = problem(300, 8, 2, seed=17)
+    net = fk.LinearAssociation(options=fk.GdOptions(init=fk.GdInit.warm_start, tolerance=1e-16,
+                                                    method=fk.GdMethod.conjugate_gradient))
+    stale = np.full((2, 8), 7.0)  # memory that an uninitialized array of W's size would likely reuse
+    del stale
+    first = net.fit(X, Y).report.most_iterations()
+    from_zeros, _ = fk.fit(X, Y, fk.GdOptions(tolerance=1e-16, method=fk.GdMethod.conjugate_gradient))
+    assert np.array_equal(net.weights, from_zeros)  # a model's first warm start starts at 0
+    again = net.fit(X, Y).report.most_iterations()
+    assert first >= 3 and again <= 1

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Planted one-line bugs in the Python package's own layer (python/fusekit/*.py),
+each against the package's pytest suite: a mutant is killed when a test fails.
+Each runs on a copy of the installed package (its compiled module included),
+put first on PYTHONPATH, so the installation itself is never changed. The
+compiled calls are the C++ library's, which scripts/mutation.py covers.
+
+    python3 scripts/mutation_python.py [--python PATH]     (an interpreter with fusekit installed)
+
+Prints one line per mutant and the score (killed / planted)."""
+import argparse, os, shutil, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (file under python/fusekit, the text, its replacement)
+MUTANTS = [
+    ("__init__.py", "_core.hidden_layer(grey, w, out, scale, False, f.stream(w))",
+     "_core.hidden_layer(grey, w, out, scale, True, f.stream(w))"),
+    ("__init__.py", "_core.hidden_layer(grey, w, out, scale, True, f.stream(w))",
+     "_core.hidden_layer(grey, w, out, 255.0, True, f.stream(w))"),
+    ("__init__.py", 'self.scale = next((s.scale for s in stages if s.name == "normalize"), 1.0)',
+     "self.scale = 255.0"),
+    ("__init__.py", "if not stages or order != sorted(set(order)):", "if not stages:"),
+    ("__init__.py", "acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)",
+     "acc = f.accumulator(f.dtype(x))"),
+    ("__init__.py", '_OPS = {"sum": 0, "min": 1, "max": 2}', '_OPS = {"sum": 0, "min": 2, "max": 1}'),
+    ("__init__.py", "return _reduce(x, 0, None, algorithm, dtype, out)",
+     "return _reduce(x, 0, None, 'deterministic', dtype, out)"),
+    ("__init__.py", "options = GdOptions() if options is None else options",
+     "options = GdOptions.recommended() if options is None else options"),
+    ("__init__.py", "return (W.reshape(-1) if vector and len(W.shape) == 2 else W), report", "return W, report"),
+    ("__init__.py", "_core.predict(X, W2, intercept, out2, f.stream(X))", "_core.predict(X, W2, None, out2, f.stream(X))"),
+    ("__init__.py", "return predict(X, self.weights, self.intercepts, out=out)",
+     "return predict(X, self.weights, None, out=out)"),
+    ("__init__.py", "W[...] = self.weights", "pass"),
+    ("__init__.py", "W = f.zeros((n, X.shape[1] if len(X.shape) == 2 else 1), dtype, X)",
+     "W = f.empty((n, X.shape[1] if len(X.shape) == 2 else 1), dtype, X)"),
+    ("__init__.py", "_, self.report = fit(X, Y2, self.options, W=W, sample_weight=sample_weight, intercept=b)",
+     "_, self.report = fit(X, Y2, self.options, W=W, intercept=b)"),
+    ("_frameworks.py", '(("f", "fe"), ("d", "d")', '(("f", "f"), ("d", "de")'),
+    ("_frameworks.py", "return out[()]  # a NumPy scalar", "return float(out[()])  # a NumPy scalar"),
+]
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--python", default=sys.executable)
+    args = a.parse_args()
+    installed = subprocess.run([args.python, "-c", "import fusekit, os; print(os.path.dirname(fusekit.__file__))"],
+                               check=True, capture_output=True, text=True).stdout.strip()
+    killed = 0
+    for i, (name, text, replacement) in enumerate(MUTANTS):
+        source = open(os.path.join(ROOT, "python", "fusekit", name)).read()
+        if source.count(text) != 1:
+            print(f"stale {i}: {text[:60]!r} is not in {name} once")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "fusekit")
+            shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+            for own in os.listdir(os.path.join(ROOT, "python", "fusekit")):  # the tree's Python files, then the mutant
+                if own.endswith(".py"):
+                    shutil.copy(os.path.join(ROOT, "python", "fusekit", own), copy)
+            with open(os.path.join(copy, name), "w") as f:
+                f.write(source.replace(text, replacement))
+            env = dict(os.environ, PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
+            r = subprocess.run([args.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "python/tests"],
+                               cwd=ROOT, env=env, capture_output=True, text=True)
+        dead = r.returncode != 0
+        killed += dead
+        print(f"{'killed' if dead else 'SURVIVED'} {i}: {name}: {replacement[:70]!r}")
+    print(f"{killed} / {len(MUTANTS)} killed")
+    return 0 if killed == len(MUTANTS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
