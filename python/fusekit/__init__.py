@@ -21,8 +21,6 @@ from __future__ import annotations
 import builtins
 from typing import Any, Optional, Tuple
 
-import numpy as _np
-
 from . import _core
 from ._core import (  # noqa: F401  (the public enums and option types)
     FitPath,

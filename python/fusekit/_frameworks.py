@@ -25,11 +25,11 @@ def _numpy_dtype(spec):
         return spec
     text = str(spec)
     if text.startswith("torch."):
-        text = text[6:]
+        spec = text = text[6:]
     if text == "bfloat16":
         import ml_dtypes  # NumPy's bfloat16 (pip install ml_dtypes)
         return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(spec if not str(spec).startswith("torch.") else text)
+    return np.dtype(spec)
 
 
 class _NumPy:
