@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Host-resident data through the GPU (detail/host_data/cuda_driver.cuh): the fused hidden
+// Host-resident data through the GPU (detail/host_data/cuda_pipeline.cuh): the fused hidden
 // layer and the deterministic sum given host memory, pinned and pageable,
 // against the copy-everything-in, compute, copy-everything-back version, and
 // against the roofline of the bus: pinned H2D alone, D2H alone, and both at

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// `transform`: out[i] = op(ins[i]...) for 1 to 4 inputs, in one pass.
+/// The elementwise layer, `transform`: out[i] = op(ins[i]...) for 1 to 4 inputs, in one pass.
 ///
 ///     auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
 ///     fusekit::transform(fusekit::cuda{stream}, out, layer, grey, weights);  // one kernel (fusekit.cuh)
@@ -56,7 +56,7 @@ template <class Policy, class Out, class Op, class... Ins>
 void transform(const Policy& policy, ::cuda::std::span<Out> out, Op op, ::cuda::std::span<Ins>... ins) {
   if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
     if constexpr (detail::transform_usable<Out, Op, Ins...>()) {
-      run(detail::transform_tag{}, policy, detail::transform_site, out, op, ins...);
+      run_transform(detail::transform_tag{}, policy, detail::transform_site, out, op, ins...);
     }
   }
 }
@@ -89,7 +89,7 @@ void hidden_layer(const Policy& policy, ::cuda::std::span<G> grey, ::cuda::std::
                   float scale = 255.0f) {
   constexpr detail::call_site site{"fusekit::hidden_layer", {"out", "grey", "w", "", ""}};
   if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
-    run(detail::transform_tag{}, policy, site, out, make_hidden_layer(scale), grey, w);
+    run_transform(detail::transform_tag{}, policy, site, out, make_hidden_layer(scale), grey, w);
   }
 }
 
@@ -117,9 +117,9 @@ void hidden_layer_unfused(const Policy& policy, ::cuda::std::span<G> grey, ::cud
     detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("grey", grey));
     detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("w", w));
     ::cuda::std::span<const Out> const running(out.data(), out.size());
-    run(detail::transform_tag{}, policy, site, out, normalize<float>{scale}, grey);
-    run(detail::transform_tag{}, policy, site, out, weigh{}, running, w);
-    run(detail::transform_tag{}, policy, site, out, tanh_activate{}, running);
+    run_transform(detail::transform_tag{}, policy, site, out, normalize<float>{scale}, grey);
+    run_transform(detail::transform_tag{}, policy, site, out, weigh{}, running, w);
+    run_transform(detail::transform_tag{}, policy, site, out, tanh_activate{}, running);
   }
 }
 

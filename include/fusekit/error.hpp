@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Exceptions and checking macros.
+/// Error reporting: exceptions and checking macros.
 ///
 /// * `fusekit::invalid_argument` — a precondition on an argument failed. Thrown
 ///   before anything is launched or written; the message names the argument and

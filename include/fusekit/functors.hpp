@@ -69,8 +69,8 @@
 /// them gives the same bits on the host and the device (see reduce.hpp).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
-#include <fusekit/detail/core/rounding.hpp>
+#include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/base/rounding.hpp>
 #include <fusekit/detail/elementwise/divisor.hpp>
 #include <fusekit/detail/elementwise/stages.hpp>
 #include <fusekit/detail/elementwise/tanh.hpp>

@@ -28,7 +28,7 @@
 /// its intercepts stay 0.
 
 #include <fusekit/detail/train/storage.hpp>
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/train.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The MPI policy's vocabulary: `fusekit::mpi` (fusekit::cpu on every rank of
+/// The MPI policy's types: `fusekit::mpi` (fusekit::cpu on every rank of
 /// a communicator) and `fusekit::mpi_error`. Include <fusekit/mpi.hpp> to
 /// call the algorithms with it; that header says what each one communicates.
 ///

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The NCCL policy, `fusekit::nccl` (fusekit::cuda on every rank of an NCCL
+/// The NCCL policy's type, `fusekit::nccl` (fusekit::cuda on every rank of an NCCL
 /// communicator). Include <fusekit/nccl.cuh> to call the algorithms with it;
 /// that header says what each one communicates.
 ///

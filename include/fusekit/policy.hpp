@@ -32,7 +32,7 @@
 /// nvcc build) it needs; the CPU backend needs CCCL's headers alone.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/resources.hpp>
+#include <fusekit/detail/base/resources.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/tuning.hpp>
 
@@ -80,8 +80,10 @@ class memory_resource_ref {
   /// `bytes` of device memory aligned to `alignment`, usable in stream order on `stream`.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, cudaStream_t stream) const {
     if (object_ != nullptr) { return allocate_(object_, bytes, alignment, stream); }
+    cudaMemPool_t pool = nullptr;
+    FUSEKIT_CUDA_TRY(detail::find_default_device_pool(pool));
     void* p = nullptr;
-    FUSEKIT_CUDA_TRY(cudaMallocFromPoolAsync(&p, bytes, detail::default_device_pool(), stream));  // ≥ 256-byte aligned
+    FUSEKIT_CUDA_TRY(cudaMallocFromPoolAsync(&p, bytes, pool, stream));  // ≥ 256-byte aligned
     return p;
   }
 

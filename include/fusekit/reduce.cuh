@@ -54,7 +54,7 @@ std::size_t reduce_sum_workspace_bytes(std::size_t n, reduce_algorithm algorithm
 template <class T, class Acc>
 void reduce_sum(const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
                 ::cuda::std::span<std::byte> workspace) {
-  detail::run(detail::reduce_sum_tag{}, policy, in, out, algorithm, workspace);
+  detail::run_reduce_sum(detail::reduce_sum_tag{}, policy, in, out, algorithm, workspace);
 }
 
 /// Bytes of workspace `sum` needs for n values of T summed in Acc with
@@ -73,8 +73,8 @@ template <class T, class Acc>
 Acc sum(const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
         ::cuda::std::span<std::byte> workspace) {
   detail::check_accumulator<T, Acc>();
-  return detail::run(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{}, workspace,
-                     detail::workspace_given{});
+  return detail::run_sum(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{}, workspace,
+                         detail::workspace_given{});
 }
 
 /// Bytes of workspace `transform_reduce_sum` and `transform_reduce` need for
@@ -97,8 +97,8 @@ template <class Acc, class Op, class... Ins>
 void transform_reduce_sum(const cuda& policy, Acc* out, reduce_algorithm algorithm, Op op,
                           ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  detail::run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, workspace, detail::workspace_given{},
-              ins...);
+  detail::run_transform_reduce_sum(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, workspace,
+                                   detail::workspace_given{}, ins...);
 }
 
 /// `transform_reduce` on the GPU allocating nothing: the result's slot and the
@@ -108,8 +108,8 @@ template <class Acc, class Op, class... Ins>
 Acc transform_reduce(const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<std::byte> workspace, ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  return detail::run(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, workspace,
-                     detail::workspace_given{}, ins...);
+  return detail::run_transform_reduce(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op,
+                                      workspace, detail::workspace_given{}, ins...);
 }
 
 }  // namespace fusekit

@@ -89,7 +89,7 @@ template <class Policy, class T, class Acc>
 void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
                 reduce_algorithm algorithm = reduce_algorithm::deterministic) {
   if constexpr (detail::policy_usable<detail::reduce_sum_tag, Policy>()) {
-    run(detail::reduce_sum_tag{}, policy, in, out, algorithm);
+    run_reduce_sum(detail::reduce_sum_tag{}, policy, in, out, algorithm);
   }
 }
 
@@ -128,7 +128,7 @@ void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc 
             reduce_algorithm algorithm = reduce_algorithm::deterministic) {
   detail::check_reduce_accumulator<T, Acc>();
   if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
-    run(detail::reduce_tag{}, policy, in, out, op, init, algorithm);
+    run_reduce(detail::reduce_tag{}, policy, in, out, op, init, algorithm);
   }
 }
 
@@ -139,7 +139,7 @@ Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorith
         accumulate_in<Acc> = {}) {
   detail::check_accumulator<T, Acc>();
   if constexpr (detail::policy_usable<detail::sum_tag, Policy>()) {
-    return run(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{});
+    return run_sum(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{});
   } else {
     return Acc{};
   }
@@ -193,7 +193,7 @@ void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algor
                           ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
   if constexpr (detail::policy_usable<detail::transform_reduce_sum_tag, Policy>()) {
-    run(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
+    run_transform_reduce_sum(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
   }
 }
 
@@ -214,7 +214,7 @@ Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulat
                      ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
   if constexpr (detail::policy_usable<detail::transform_reduce_tag, Policy>()) {
-    return run(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, ins...);
+    return run_transform_reduce(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, ins...);
   } else {
     return Acc{};
   }

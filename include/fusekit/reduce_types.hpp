@@ -6,10 +6,10 @@
 /// bounds).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/enum_name.hpp>
-#include <fusekit/detail/core/extremum.hpp>
-#include <fusekit/detail/core/rounding.hpp>
-#include <fusekit/detail/reduce/accumulator.hpp>
+#include <fusekit/detail/base/enum_name.hpp>
+#include <fusekit/detail/base/extremum.hpp>
+#include <fusekit/detail/base/rounding.hpp>
+#include <fusekit/detail/base/accumulator.hpp>
 
 #include <cstdint>
 #include <type_traits>

@@ -38,7 +38,7 @@ std::size_t fit_workspace_bytes(std::int64_t K, std::int64_t L, std::int64_t N, 
 template <class T>
 fit_report fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
                ::cuda::std::span<std::byte> workspace) {
-  return detail::gpu_fit(policy, X, Y, W, options, workspace);
+  return detail::cuda_fit(policy, X, Y, W, options, workspace);
 }
 
 }  // namespace fusekit

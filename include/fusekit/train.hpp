@@ -130,10 +130,10 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
   if constexpr (detail::policy_usable<detail::fit_tag, Policy>()) {
     fit_report report;
     if constexpr (detail::fit_takes_extras<Policy>::value) {
-      report = run(detail::fit_tag{}, policy, X, Y, W, options, extras);
+      report = run_fit(detail::fit_tag{}, policy, X, Y, W, options, extras);
     } else {
       detail::expect_no_extras(options, extras);
-      report = run(detail::fit_tag{}, policy, X, Y, W, options);
+      report = run_fit(detail::fit_tag{}, policy, X, Y, W, options);
     }
     report.method = options.method;
     if (options.preconditioner != gd_preconditioner::cholesky) {
@@ -157,7 +157,7 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
 template <class Policy, class T>
 void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   if constexpr (detail::policy_usable<detail::predict_tag, Policy>()) {
-    run(detail::predict_tag{}, policy, X, W, Y_hat);
+    run_predict(detail::predict_tag{}, policy, X, W, Y_hat);
   }
 }
 

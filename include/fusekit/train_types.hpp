@@ -16,7 +16,7 @@
 /// enumerators' own.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/enum_name.hpp>
+#include <fusekit/detail/base/enum_name.hpp>
 
 #include <cuda/std/mdspan>
 #include <cuda/std/span>
@@ -285,7 +285,115 @@ struct fit_report {
   [[nodiscard]] std::string summary() const;
 };
 
-}  // namespace fusekit
+// ---- names and texts: to_string of every enum above, and the progress and
+// report texts for logs ----
 
-#include <fusekit/detail/train/enum_names.hpp>   // to_string of every enum above
-#include <fusekit/detail/train/report_text.hpp>  // fit_progress::text, fit_report::summary
+/// The status's name: "converged", "max_iterations", "diverged" or "stalled".
+constexpr const char* to_string(fit_status s) {
+  constexpr const char* names[] = {"converged", "max_iterations", "diverged", "stalled"};
+  return detail::enum_name(names, s);
+}
+
+/// The method's name: "plain", "nesterov" or "conjugate_gradient".
+constexpr const char* to_string(gd_method m) {
+  constexpr const char* names[] = {"plain", "nesterov", "conjugate_gradient"};
+  return detail::enum_name(names, m);
+}
+
+/// The preconditioner's name: "none", "jacobi" or "cholesky".
+constexpr const char* to_string(gd_preconditioner p) {
+  constexpr const char* names[] = {"none", "jacobi", "cholesky"};
+  return detail::enum_name(names, p);
+}
+
+/// The rule's name, as the enumerator is spelled.
+constexpr const char* to_string(stop_rule r) {
+  constexpr const char* names[] = {"none",       "tolerance", "relative_tolerance", "max_iterations",
+                                   "non_finite", "growth",    "rounding_floor"};
+  return detail::enum_name(names, r);
+}
+
+/// The formulation's name: "automatic", "direct" or "gram".
+constexpr const char* to_string(gd_formulation f) {
+  constexpr const char* names[] = {"automatic", "direct", "gram"};
+  return detail::enum_name(names, f);
+}
+
+/// The start's name: "zeros", "warm_start" or "uniform".
+constexpr const char* to_string(gd_init i) {
+  constexpr const char* names[] = {"zeros", "warm_start", "uniform"};
+  return detail::enum_name(names, i);
+}
+
+/// The path's name: "cpu", "single_launch", "cublas", "mpi",
+/// "nccl/single_launch" or "nccl/cublas".
+constexpr const char* to_string(fit_path p) {
+  constexpr const char* names[] = {"cpu", "single_launch", "cublas", "mpi", "nccl/single_launch", "nccl/cublas"};
+  return detail::enum_name(names, p);
+}
+
+inline void fit_progress::add(const output_report& output, bool still_running) {
+  iteration = output.iterations > iteration ? output.iterations : iteration;
+  if (still_running) {
+    ++running;
+    worst_grad_norm2 = output.grad_norm2 > worst_grad_norm2 ? output.grad_norm2 : worst_grad_norm2;
+  } else {
+    ++ended[static_cast<int>(output.status)];
+  }
+}
+
+inline std::string fit_progress::text() const {
+  char worst[32];
+  std::snprintf(worst, sizeof worst, "%.2e", worst_grad_norm2);
+  std::string line = std::to_string(iteration) + " iterations: " + std::to_string(running) + " running";
+  if (running > 0) { line += std::string(" (worst gradT.grad ") + worst + ")"; }
+  for (fit_status s : {fit_status::converged, fit_status::max_iterations, fit_status::stalled, fit_status::diverged}) {
+    if (ended[static_cast<int>(s)] > 0) {
+      line += ", " + std::to_string(ended[static_cast<int>(s)]) + " " + to_string(s);
+    }
+  }
+  return line;
+}
+
+inline std::string fit_report::summary() const {
+  std::int64_t count[4] = {0, 0, 0, 0};
+  for (const auto& o : outputs) { ++count[static_cast<int>(o.status)]; }
+  std::string text;
+  for (fit_status s : {fit_status::converged, fit_status::max_iterations, fit_status::stalled, fit_status::diverged}) {
+    if (count[static_cast<int>(s)] == 0) { continue; }
+    text += (text.empty() ? "" : ", ") + std::to_string(count[static_cast<int>(s)]) + " of " +
+            std::to_string(outputs.size()) + " outputs " + to_string(s);
+  }
+  if (outputs.empty()) { text = "no outputs"; }
+  text +=
+      std::string(" (") + to_string(method) +
+      (preconditioner != gd_preconditioner::none ? std::string(" with ") + to_string(preconditioner) : std::string()) +
+      ", at most " + std::to_string(most_iterations()) + " iterations).";
+  bool const slow =
+      count[static_cast<int>(fit_status::max_iterations)] + count[static_cast<int>(fit_status::stalled)] > 0;
+  bool const descent = method != gd_method::conjugate_gradient;
+  if (count[static_cast<int>(fit_status::diverged)] > 0 && descent) {
+    text +=
+        " The iterates grew without bound: leave learning_rate unset (automatic, 1/λmax(XᵀX)) or use "
+        "fusekit::gd_options::recommended() (conjugate gradients need no learning rate).";
+  } else if (count[static_cast<int>(fit_status::diverged)] > 0) {
+    text += " The iterates became non-finite: check X and Y for values near the type's range, or train in double.";
+  }
+  if (slow && descent) {
+    text +=
+        " Plain and Nesterov descent need about κ(XᵀX) iterations on features of different scales: try "
+        "fusekit::gd_options::recommended() (conjugate gradients with the Jacobi preconditioner), which "
+        "reaches the least-squares optimum in at most L iterations in exact arithmetic.";
+  } else if (slow && preconditioner == gd_preconditioner::none) {
+    text += " Try preconditioner = jacobi (fusekit::gd_options::recommended()): it evens out the features' scales.";
+  } else if (count[static_cast<int>(fit_status::stalled)] > 0) {
+    text +=
+        " A stalled output is at the rounding floor of its type: W is as accurate as the data's conditioning "
+        "allows there; train in double, or ask for a looser relative_tolerance.";
+  } else if (slow) {
+    text += " The data are ill-conditioned: raise max_iterations, or train in double (docs/trainer.md).";
+  }
+  return text;
+}
+
+}  // namespace fusekit

@@ -59,7 +59,7 @@ struct train_tuning {
 };
 
 /// The pipeline that moves host-resident data through the GPU (every algorithm
-/// given host memory with `fusekit::cuda`; detail/host_data/cuda_driver.cuh).
+/// given host memory with `fusekit::cuda`; detail/host_data/cuda_pipeline.cuh).
 struct pipeline_tuning {
   /// Bytes of the widest view per chunk. A copy of 4 MiB takes ~80 µs at the
   /// ~50 GB/s of PCIe 5.0 x16, so the ~5 µs that an op costs to issue and

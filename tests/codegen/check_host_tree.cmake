@@ -2,8 +2,8 @@
 # cmake -DNM=... -DOBJDUMP=... -DOBJECTS="a.o;b.o" -P check_host_tree.cmake
 # In each object (tests/codegen/host_tree.cpp under one set of flags), every
 # AVX2 clone of the deterministic tree's host vector code
-# (detail/team/host_columns.hpp: host_column_reduce_avx2, host_combine_pairs_avx2;
-# detail/reduce/cpu_exact_tiles.hpp: host_exact_sum_avx2, the integer tiles' sums)
+# (detail/team/cpu_columns.hpp: cpu_column_reduce_avx2, cpu_combine_pairs_avx2;
+# detail/reduce/cpu_exact_tiles.hpp: cpu_exact_sum_avx2, the integer tiles' sums)
 # must add in packed 32-byte registers (vadd*/vpadd* on %ymm) and never fuse a multiply into an
 # add (no vfmadd/vfmsub/vfnmadd). The column passes over arrays of float,
 # double and float into double, and the exact sums, must also read no vector
@@ -20,7 +20,7 @@ foreach(object IN LISTS OBJECTS)
   endif()
   # Mangled names (fusekit::detail::team:: and ::reduce::, the inline
   # namespaces of team/ and reduce/): no list separators or brackets in them.
-  string(REGEX MATCHALL "_ZN7fusekit6detail4team(23host_column_reduce|22host_combine_pairs)_avx2[A-Za-z0-9_.]*|_ZN7fusekit6detail6reduce19host_exact_sum_avx2[A-Za-z0-9_.]*" functions "${symbols}")
+  string(REGEX MATCHALL "_ZN7fusekit6detail4team(22cpu_column_reduce|22cpu_combine_pairs)_avx2[A-Za-z0-9_.]*|_ZN7fusekit6detail6reduce18cpu_exact_sum_avx2[A-Za-z0-9_.]*" functions "${symbols}")
   list(REMOVE_DUPLICATES functions)
   list(LENGTH functions found)
   # A column pass for each of f32, f64 and f32 in f64, an exact sum for each
@@ -29,7 +29,7 @@ foreach(object IN LISTS OBJECTS)
   if(found LESS 9)
     message(FATAL_ERROR "${object}: ${found} AVX2 tree functions, expected at least 9 (inlined away?)")
   endif()
-  foreach(kind 4team23host_column_reduce 6reduce19host_exact_sum)
+  foreach(kind 4team22cpu_column_reduce 6reduce18cpu_exact_sum)
     if(NOT functions MATCHES "_ZN7fusekit6detail${kind}_avx2")
       message(FATAL_ERROR "${object}: no AVX2 function ${kind} (inlined away?)")
     endif()
@@ -46,9 +46,9 @@ foreach(object IN LISTS OBJECTS)
     endif()
     # array_source<float, float>, <double, double>, <double, float>; every
     # exact sum
-    if(((function MATCHES "^_ZN7fusekit6detail4team23host_column_reduce_avx2" AND
+    if(((function MATCHES "^_ZN7fusekit6detail4team22cpu_column_reduce_avx2" AND
          function MATCHES "12array_sourceI(ff|dd|df)E") OR
-        function MATCHES "^_ZN7fusekit6detail6reduce19host_exact_sum_avx2") AND
+        function MATCHES "^_ZN7fusekit6detail6reduce18cpu_exact_sum_avx2") AND
        code MATCHES "\\((%rsp|%rbp)\\),%ymm")
       string(REGEX MATCH "[^\n]*\\((%rsp|%rbp)\\),%ymm[^\n]*" line "${code}")
       message(FATAL_ERROR "${object}: a vector read from the stack in ${name}...\n  ${line}")
@@ -56,7 +56,7 @@ foreach(object IN LISTS OBJECTS)
     # array_source<float, float>, <double, double>, <double, float>: the
     # row-by-row pass reads each line ahead into L2 (prefetcht2) and into L1
     # (prefetcht0).
-    if(function MATCHES "^_ZN7fusekit6detail4team23host_column_reduce_avx2" AND
+    if(function MATCHES "^_ZN7fusekit6detail4team22cpu_column_reduce_avx2" AND
        function MATCHES "12array_sourceI(ff|dd|df)E")
       foreach(hint t0 t2)
         if(NOT code MATCHES "\tprefetch${hint} ")
@@ -65,7 +65,7 @@ foreach(object IN LISTS OBJECTS)
       endforeach()
     endif()
     # array_source<double, float>: each row vector widened from memory.
-    if(function MATCHES "^_ZN7fusekit6detail4team23host_column_reduce_avx2" AND
+    if(function MATCHES "^_ZN7fusekit6detail4team22cpu_column_reduce_avx2" AND
        function MATCHES "12array_sourceIdfE" AND NOT code MATCHES "\tvcvtps2pd +(-?0x[0-9a-f]+)?\\(%[a-z0-9]+(,%[a-z0-9]+,[1248])?\\),%ymm")
       message(FATAL_ERROR "${object}: float into double not widened from memory into %ymm in ${name}...\n${code}")
     endif()

@@ -3,7 +3,7 @@
 // Shared by fusekit's tests: the CUDA-device check, ulp distances against
 // long-double references, and reproducible data.
 
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/policy.hpp>
 
 #include "data.hpp"

@@ -2,7 +2,7 @@
 // transform on the host: the GPU kernel's per-thread body run for every thread
 // index, the CPU backend against references, and argument validation.
 #include <fusekit/detail/elementwise/body.hpp>
-#include <fusekit/detail/core/launch.hpp>
+#include <fusekit/detail/core/grid_size.hpp>
 #include <fusekit/fusekit.hpp>
 
 #include "common/test_support.hpp"

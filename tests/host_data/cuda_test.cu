@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fusekit::cuda on host-resident data (detail/host_data/cuda_driver.cuh): pinned, pageable
+// fusekit::cuda on host-resident data (detail/host_data/cuda_pipeline.cuh): pinned, pageable
 // and managed memory, and mixes of them with device memory, give what the
 // device-resident call gives, bit for bit, at sizes around the chunk and tile
 // boundaries. A small chunk (tuning.pipeline.chunk_bytes) makes every size
@@ -276,7 +276,8 @@ TEST(HostData, RepeatedCallsKeepTheirMemoryMapped) {
   auto const g = greys(n, 12);
   auto const w = floats(n, 13);
   std::vector<float> out(n);
-  cudaMemPool_t const ours = fusekit::detail::default_device_pool();
+  cudaMemPool_t ours = nullptr;
+  ASSERT_EQ(fusekit::detail::find_default_device_pool(ours), cudaSuccess);
   cudaMemPool_t device_pool = nullptr;
   ASSERT_EQ(cudaDeviceGetDefaultMemPool(&device_pool, 0), cudaSuccess);
   std::uint64_t zero = 0;

@@ -220,7 +220,7 @@ TEST(CpuSum, IntegersAreExact) {
 
 // Integers of every width: the tree's tiles of an array of integers are exact
 // sums that split each value into a low and a high half summed in narrow
-// lanes, signed values biased by their sign bit (host_exact_sum,
+// lanes, signed values biased by their sign bit (cpu_exact_sum,
 // detail/reduce/cpu_exact_tiles.hpp). At the extremes of each type every lane
 // fills to the edge of what it holds before a flush; the sum must be the exact
 // one modulo 2^64 (the reference adds in uint64, as documented: it wraps).

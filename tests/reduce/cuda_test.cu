@@ -170,7 +170,7 @@ std::uint64_t bits(double v) {
   return b;
 }
 
-// Every grid fixed at `grid` blocks: gpu_reduce's grids, injected as CUB
+// Every grid fixed at `grid` blocks: cuda_reduce's grids, injected as CUB
 // injects its launcher (see detail::device_grids).
 struct fixed_grids {
   int grid;
@@ -206,9 +206,9 @@ TEST(GpuDeterministic, BitIdenticalToCpuRunToRunAndAcrossGrids) {
   device_buffer<float> out(1);
   for (int run = 0; run < 10; ++run) { ASSERT_EQ(bits(gpu_sum<float>(d, reduce_algorithm::deterministic)), bits(cpu)); }
   for (int grid : {1, 3, 64, 1000, 100000}) {
-    fusekit::detail::gpu_reduce(fusekit::cuda{}, fusekit::detail::array_source<float, float>{d.data()},
-                                static_cast<std::int64_t>(n), out.data(), reduce_algorithm::deterministic,
-                                fusekit::plus{}, 0.0f, nullptr, fixed_grids{grid});
+    fusekit::detail::cuda_reduce(fusekit::cuda{}, fusekit::detail::array_source<float, float>{d.data()},
+                                 static_cast<std::int64_t>(n), out.data(), reduce_algorithm::deterministic,
+                                 fusekit::plus{}, 0.0f, nullptr, fixed_grids{grid});
     ASSERT_EQ(bits(out.to_host()[0]), bits(cpu)) << "grid=" << grid;
   }
 }

@@ -22,7 +22,7 @@
 //  - predict's rows staged in a tile: predict_at's bits for every element,
 //    nothing written outside the rows.
 #include <fusekit/detail/reduce/tree.hpp>
-#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/detail/train/output_bodies.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
 #include <fusekit/detail/train/predict.hpp>
@@ -371,7 +371,7 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
 
 // ---- the cuBLAS path's per-output bodies: CGLS on the direct formulation ----------
 
-// The cuBLAS path's loop for CGLS (detail/train/cuda_parts.cuh), with the GEMMs
+// The cuBLAS path's loop for CGLS (detail/train/cuda_iterations.cuh), with the GEMMs
 // written out here on one thread and the bodies on the team `run` gives:
 // begin; then Q = X·Pᵀ, the rows' residual, G = Xᵀρ, the step; until no output goes on.
 // Q and ρ are N × K, output by output, as the kernels keep them.

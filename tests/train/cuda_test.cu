@@ -48,8 +48,8 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const gd_opt
   cmatrix<T> const Xd(X.data(), p.K, p.L), Yd(Y.data(), p.K, p.N);
   fusekit::matrix<T> const Wd(dW.data(), p.N, p.L);
   auto const r =
-      path == 0 ? fusekit::detail::gpu_fit(fusekit::cuda{}, Xd, Yd, Wd, o)
-                : fusekit::detail::gpu_fit(fusekit::cuda{}, Xd, Yd, Wd, o, {}, fusekit::detail::fixed_path{path == 1});
+      path == 0 ? fusekit::detail::cuda_fit(fusekit::cuda{}, Xd, Yd, Wd, o)
+                : fusekit::detail::cuda_fit(fusekit::cuda{}, Xd, Yd, Wd, o, {}, fusekit::detail::fixed_path{path == 1});
   W = dW.to_host();
   return r;
 }
@@ -433,7 +433,8 @@ void expect_default_pool_untouched(bool cublas_ran, const char* what) {
 
 // Bytes fusekit's own pool (the default resource's) has handed out at most since the last reset.
 std::uint64_t fusekit_pool_high_and_reset() {
-  cudaMemPool_t const pool = fusekit::detail::default_device_pool();
+  cudaMemPool_t pool = nullptr;
+  EXPECT_EQ(fusekit::detail::find_default_device_pool(pool), cudaSuccess);
   std::uint64_t high = 0;
   EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), cudaSuccess);
   std::uint64_t zero = 0;
@@ -465,8 +466,8 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   expect_default_pool_untouched(false, "the sums and the single-launch fit");
   int const before_cublas = pool.allocations;
   auto const direct =
-      fusekit::detail::gpu_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
-                               fusekit::matrix<float>(W.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
+      fusekit::detail::cuda_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
+                                fusekit::matrix<float>(W.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   expect_default_pool_untouched(true, "the cuBLAS fit");
   // fusekit's side of the cuBLAS path: its temporaries and cuBLAS's workspace from the policy's resource.
@@ -498,7 +499,7 @@ TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
   o.max_iterations = 150;
   auto const r0 = gpu_fit(p, W_default, o, 2);
   device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
-  auto const r1 = fusekit::detail::gpu_fit(
+  auto const r1 = fusekit::detail::cuda_fit(
       fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
       fusekit::matrix<double>(dW.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
   W_tuned = dW.to_host();

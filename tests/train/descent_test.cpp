@@ -6,7 +6,7 @@
 #include <fusekit/detail/train/conjugate_gradient.hpp>
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
-#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/team/cpu_team.hpp>
 
 #include "common/test_support.hpp"
 

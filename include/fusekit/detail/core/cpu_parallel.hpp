@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// How the CPU backend runs a loop: OpenMP threads over contiguous ranges, and
+/// How the CPU backend runs a loop in parallel: OpenMP threads over contiguous ranges, and
 /// inside a range one SIMD loop compiled for the baseline ISA and, on x86-64
 /// with gcc or clang, for AVX2+FMA, picked at run time. A header-only library
 /// cannot count on its users' -march, and 8-wide vectors are what keep the
@@ -130,7 +130,7 @@ auto isa_dispatch(const F& f) {
 
 /// f(vector_bytes), vector_bytes a std::integral_constant<int, B>: B = 32 when
 /// this CPU has AVX2+FMA, else 16. Code written in host vectors of B bytes
-/// (detail/team/host_columns.hpp) takes its width from it, and compiles its 32-byte
+/// (detail/team/cpu_columns.hpp) takes its width from it, and compiles its 32-byte
 /// part for AVX2 itself.
 template <class F>
 auto isa_dispatch_vectors(const F& f) {

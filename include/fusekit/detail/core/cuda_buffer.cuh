@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// `stream_buffer<T>`: the one owner of device temporaries in fusekit. It takes
+/// The device buffer `stream_buffer<T>`: the one owner of device temporaries in fusekit. It takes
 /// its memory from the policy's resource, and gives it back in stream order
 /// when it goes out of scope, or from a caller's workspace through a
 /// `workspace_arena`, which also measures what a workspace must hold.

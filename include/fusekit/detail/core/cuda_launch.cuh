@@ -6,7 +6,7 @@
 /// grid of a kernel (from the occupancy calculator, cached per device, kernel
 /// and block shape) and the one launch path every fusekit kernel takes.
 
-#include <fusekit/detail/core/launch.hpp>
+#include <fusekit/detail/core/grid_size.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/tuning.hpp>

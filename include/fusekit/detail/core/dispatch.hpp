@@ -2,17 +2,19 @@
 #pragma once
 /// \file
 /// The one dispatch mechanism. A public function (`fusekit::transform`,
-/// `reduce_sum`, `fit`, ...) calls `run(<algorithm>_tag{}, policy, args...)`
-/// unqualified, once: the backend checks the arguments and runs the call.
-/// Each backend defines its `run` overloads for its own policy, next to its
-/// code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`,
-/// detail/<algorithm>/cuda.cuh for `fusekit::cuda`, in the algorithm's own
-/// namespace. Each folder of detail/ is an inline namespace of fusekit::detail
-/// (detail::core, detail::reduce, ...): the tag lives in detail::core, so
-/// argument-dependent lookup at instantiation searches fusekit::detail and
-/// every folder's namespace, and finds the overloads of every backend
-/// included by then; g++ never needs to see the CUDA ones. A specialization
-/// of a core template (backend_available) sits in fusekit::detail itself.
+/// `reduce_sum`, `fit`, ...) calls `run_<algorithm>(<algorithm>_tag{},
+/// policy, args...)` unqualified, once: the backend checks the arguments and
+/// runs the call. Each backend defines its `run_<algorithm>` overload for its
+/// own policy, next to its code: detail/<algorithm>/cpu.hpp for
+/// `fusekit::cpu`, detail/<algorithm>/cuda.cuh for `fusekit::cuda`, in the
+/// algorithm's own namespace, so `run_fit(` finds every backend of `fit` and
+/// nothing else. Each folder of detail/ is an inline namespace of
+/// fusekit::detail (detail::core, detail::reduce, ...): the tag lives in
+/// detail::core, so argument-dependent lookup at instantiation searches
+/// fusekit::detail and every folder's namespace, and finds the overloads of
+/// every backend included by then; g++ never needs to see the CUDA ones. A
+/// specialization of a core template (backend_available) sits in
+/// fusekit::detail itself.
 
 #include <fusekit/policy.hpp>
 
@@ -26,8 +28,9 @@ struct transform_tag {};
 struct reduce_sum_tag {};
 struct reduce_tag {};
 struct transform_reduce_sum_tag {};
-struct sum_tag {};               ///< run(sum_tag, policy, in, algorithm, accumulate_in<Acc>): Σ in as a host value
-struct transform_reduce_tag {};  ///< run(transform_reduce_tag, policy, algorithm, accumulate_in<Acc>, op, ins...)
+struct sum_tag {};  ///< run_sum(sum_tag, policy, in, algorithm, accumulate_in<Acc>): Σ in as a host value
+struct transform_reduce_tag {
+};  ///< run_transform_reduce(transform_reduce_tag, policy, algorithm, accumulate_in<Acc>, op, ins...)
 struct fit_tag {};
 struct predict_tag {};
 

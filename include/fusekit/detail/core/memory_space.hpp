@@ -4,9 +4,17 @@
 /// Where memory lives: the one enum every layer uses. A container's type can
 /// say it at compile time (detail/core/ranges.hpp: a thrust::device_vector is
 /// device memory, a std::vector pageable host memory, a span or a raw pointer
-/// `unknown`); `fusekit::cuda` asks the driver at run time
-/// (detail/host_data/cuda_driver.cuh's memory_space_of: device, pinned or
-/// pageable, never unknown), and the host-data pipeline moves a view by it.
+/// `unknown`); `fusekit::cuda` asks the CUDA runtime (`memory_space_of`
+/// here: device, pinned or pageable, never unknown), and the host-data
+/// pipeline moves a view by it.
+
+#include <fusekit/config.hpp>
+
+#if FUSEKIT_HAS_CUDA_HEADERS
+#include <fusekit/error.hpp>
+
+#include <cuda_runtime_api.h>
+#endif
 
 #include <cstdint>
 
@@ -21,6 +29,24 @@ enum class memory_space : std::uint8_t {
   pageable,  ///< ordinary host memory: staged through pinned buffers
   unknown,   ///< not known from a type alone (a span, a raw pointer)
 };
+
+#if FUSEKIT_HAS_CUDA_HEADERS
+/// The memory space of `p` (null, for an empty view: device).
+inline memory_space memory_space_of(const void* p) {
+  if (p == nullptr) { return memory_space::device; }
+  cudaPointerAttributes a{};
+  FUSEKIT_CUDA_TRY(cudaPointerGetAttributes(&a, p));
+  switch (a.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged:
+      return memory_space::device;
+    case cudaMemoryTypeHost:
+      return memory_space::pinned;
+    default:
+      return memory_space::pageable;
+  }
+}
+#endif
 
 }  // namespace core
 }  // namespace detail

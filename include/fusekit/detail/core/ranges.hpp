@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The caller's containers as fusekit views: anything contiguous with
+/// Ranges, the caller's containers as fusekit views: anything contiguous with
 /// `data()` and `size()` — `std::vector`, `std::array`, `thrust::host_vector`,
 /// `thrust::device_vector` (whose `data()` is a `thrust::device_ptr`),
 /// `cuda::std::span` — becomes a `cuda::std::span`, and where the container

@@ -18,7 +18,7 @@
 /// rank. tests/distributed/agreement_test.cpp drives all of it with a fake
 /// communicator of threads.
 
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>
 

@@ -86,13 +86,13 @@ Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int
 }
 
 template <class Out, class Op, class... Ins>
-void run(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
-  run(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
+void run_transform(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+                   ::cuda::std::span<Ins>... ins) {
+  run_transform(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
 }
 
 template <class T, class Acc>
-void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+void run_reduce_sum(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
   collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
     check_reduce(f, in, out);
@@ -103,7 +103,7 @@ void run(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, r
 }
 
 template <class T, class Acc>
-Acc run(sum_tag, const mpi& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+Acc run_sum(sum_tag, const mpi& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
   const char* const f = "fusekit::sum";
   std::int64_t n = 0;
   collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
@@ -114,8 +114,8 @@ Acc run(sum_tag, const mpi& policy, ::cuda::std::span<T> in, reduce_algorithm al
 }
 
 template <class Acc, class Op, class... Ins>
-void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform_reduce_sum(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm,
+                              const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t n = 0;
   collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
@@ -126,8 +126,8 @@ void run(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm
 }
 
 template <class Acc, class Op, class... Ins>
-Acc run(transform_reduce_tag, const mpi& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
-        ::cuda::std::span<Ins>... ins) {
+Acc run_transform_reduce(transform_reduce_tag, const mpi& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
+                         const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce";
   std::int64_t n = 0;
   collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
@@ -138,8 +138,8 @@ Acc run(transform_reduce_tag, const mpi& policy, reduce_algorithm algorithm, acc
 }
 
 template <class T, class Acc, class Op>
-void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
-         reduce_algorithm algorithm) {
+void run_reduce(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+                reduce_algorithm algorithm) {
   call_key key("fusekit::reduce");
   key.add("element type", type_code<std::remove_cv_t<T>>())
       .add("accumulator type", type_code<Acc>())
@@ -155,8 +155,8 @@ void run(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const
 }
 
 template <class T>
-fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-               const fit_extras<T>& extras = {}) {
+fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                   const fit_extras<T>& extras = {}) {
   const char* const f = "fusekit::fit";
   MPI_Comm const comm = policy.comm;
   expect_communicator(comm);
@@ -195,8 +195,8 @@ fit_report run(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T> Y,
 }
 
 template <class T>
-void run(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
+void run_predict(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  run_predict(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
 }
 
 }  // namespace distributed

@@ -10,7 +10,7 @@
 #include <fusekit/detail/distributed/agreement.hpp>
 #include <fusekit/detail/distributed/tree.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/mpi_types.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>

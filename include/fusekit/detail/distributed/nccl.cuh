@@ -98,7 +98,7 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
     FUSEKIT_NCCL_TRY(ncclBroadcast(at, at, count, nccl_type<Acc>(), r, p.comm, s));
   }
   FUSEKIT_NCCL_TRY(ncclGroupEnd());
-  gpu_tree_upper_levels(buffers, tiles, op, out, init, s, device_grids{});
+  cuda_tree_upper_levels(buffers, tiles, op, out, init, s, device_grids{});
 }
 
 /// *out (device) = the sum of every rank's values with `algorithm`.
@@ -114,7 +114,7 @@ void nccl_sum(const char* function, const nccl& p, const Src& src, std::int64_t 
   // ncclAllReduce's sum): the same bits on every rank.
   Acc mine = Acc(0);
   if (size > 0) {
-    gpu_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
+    cuda_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&mine, out, sizeof(Acc), cudaMemcpyDeviceToHost, p.local.stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(p.local.stream));
   }
@@ -130,13 +130,13 @@ void expect_device_views(const char* function, const Ts*... pointers) {
 }
 
 template <class Out, class Op, class... Ins>
-void run(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
-  run(transform_tag{}, p.local, site, out, op, ins...);  // local: this rank's elements
+void run_transform(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+                   ::cuda::std::span<Ins>... ins) {
+  run_transform(transform_tag{}, p.local, site, out, op, ins...);  // local: this rank's elements
 }
 
 template <class T, class Acc>
-void run(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+void run_reduce_sum(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   const char* const f = "fusekit::reduce_sum";
   nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
     check_reduce(f, in, out);
@@ -148,8 +148,8 @@ void run(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduc
 }
 
 template <class Acc, class Op, class... Ins>
-void run(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm algorithm, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform_reduce_sum(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm algorithm,
+                              const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t n = 0;
   nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
@@ -161,7 +161,7 @@ void run(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm alg
 }
 
 template <class T, class Acc>
-Acc run(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+Acc run_sum(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
   const char* const f = "fusekit::sum";
   std::int64_t n = 0;
   nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
@@ -174,8 +174,8 @@ Acc run(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algori
 }
 
 template <class Acc, class Op, class... Ins>
-Acc run(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
-        ::cuda::std::span<Ins>... ins) {
+Acc run_transform_reduce(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumulate_in<Acc>,
+                         const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce";
   std::int64_t n = 0;
   nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
@@ -207,7 +207,7 @@ struct nccl_system : device_system<T> {
 };
 
 template <class T>
-fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
   const char* const f = "fusekit::fit";
   // The warm start's hash, from W's bytes on this GPU: every rank must start alike.
   std::int64_t warm = 0;
@@ -233,15 +233,15 @@ fit_report run(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, mat
   // on some ranks throws on all, as on fusekit::mpi.
   gram.progress = collective_progress("fusekit::fit (nccl)", o, nccl_gather{&p});
   fit_report report =
-      gpu_fit_checked(p.local, X, Y, W, gram, nullptr, nccl_system<T>{{X, Y, p.local.stream}, p}, automatic_path{});
+      cuda_fit_checked(p.local, X, Y, W, gram, nullptr, nccl_system<T>{{X, Y, p.local.stream}, p}, automatic_path{});
   report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
                                                                 : fusekit::fit_path::nccl_cublas;
   return report;
 }
 
 template <class T>
-void run(predict_tag, const nccl& p, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run(predict_tag{}, p.local, X, W, Y_hat);  // local: this rank's rows
+void run_predict(predict_tag, const nccl& p, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  run_predict(predict_tag{}, p.local, X, W, Y_hat);  // local: this rank's rows
 }
 
 }  // namespace distributed

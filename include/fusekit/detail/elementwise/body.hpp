@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The per-thread work of the fused elementwise kernel, written as a
+/// The kernel body, the per-thread work of the fused elementwise kernel, written as a
 /// `FUSEKIT_HD` function of (thread index, thread count) so that host tests can
 /// run it for every thread index of a launch and check that each element is
 /// written exactly once.
@@ -17,7 +17,7 @@
 /// several. Indices are 64-bit throughout.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 
 #include <cstddef>
 #include <cstdint>

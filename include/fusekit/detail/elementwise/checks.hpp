@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Argument validation of `transform` and the layers built on it, shared by
+/// The argument checks of `transform` and the layers built on it, shared by
 /// every backend.
 
-#include <fusekit/detail/core/numeric.hpp>
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/elementwise_types.hpp>
 
 #include <cuda/std/span>

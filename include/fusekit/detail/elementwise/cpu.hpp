@@ -10,10 +10,10 @@
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/elementwise/checks.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/prefetch.hpp>
 #include <fusekit/detail/core/stream_store.hpp>
-#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/team/cpu_simd.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/tuning.hpp>
 
@@ -114,8 +114,8 @@ void cpu_transform(const cpu& policy, std::int64_t n, const Op& op, Out* out, co
 }
 
 template <class Out, class Op, class... Ins>
-void run(transform_tag, const cpu& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform(transform_tag, const cpu& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+                   ::cuda::std::span<Ins>... ins) {
   static_assert(!is_host_opaque_v<Op>,
                 "fusekit::transform: a __device__ lambda cannot run on the CPU; make it __host__ __device__");
   check_transform<Out, Op>(site, out, ins...);

@@ -5,10 +5,10 @@
 /// kernel per call on the policy's stream, around the body the CPU tests run
 /// over every thread index (detail/elementwise/body.hpp). With a view in host
 /// memory the same kernel runs on each chunk of the host-data pipeline
-/// (detail/host_data/cuda_driver.cuh).
+/// (detail/host_data/cuda_pipeline.cuh).
 
 #include <fusekit/detail/core/cuda_launch.cuh>
-#include <fusekit/detail/host_data/cuda_driver.cuh>
+#include <fusekit/detail/host_data/cuda_pipeline.cuh>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/elementwise/body.hpp>
 #include <fusekit/detail/elementwise/checks.hpp>
@@ -61,8 +61,8 @@ void pipelined_transform(const cuda& policy, ::cuda::std::span<Out> out, const O
 }
 
 template <class Out, class Op, class... Ins>
-void run(transform_tag, const cuda& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform(transform_tag, const cuda& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+                   ::cuda::std::span<Ins>... ins) {
   check_transform<Out, Op>(site, out, ins...);
   if (out.empty()) { return; }
   std::array<pipeline_view, sizeof...(Ins)> const views{pipeline_view_of(ins)...};

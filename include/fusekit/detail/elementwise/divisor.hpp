@@ -33,8 +33,8 @@
 /// for a few divisors (255 among them).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
-#include <fusekit/detail/core/rounding.hpp>
+#include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/base/rounding.hpp>
 
 #include <cmath>
 #include <type_traits>

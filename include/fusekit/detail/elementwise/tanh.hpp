@@ -34,7 +34,7 @@
 /// -ffast-math, which flushes subnormals to zero, a subnormal x gives ±0).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The schedule that moves host-resident data through the GPU: plain C++, so
+/// The pipeline's plan, the schedule that moves host-resident data through the GPU: plain C++, so
 /// the CPU tests can check it for every size and alignment; the driver
-/// (detail/host_data/cuda_driver.cuh) only walks it.
+/// (detail/host_data/cuda_pipeline.cuh) only walks it.
 ///
 /// n elements are cut into chunks of `chunk` elements (a multiple of `align`,
 /// so that every chunk but the last starts and ends on a tile of the

@@ -4,8 +4,9 @@
 /// The host-data pipeline's walk: it issues the ops of detail/host_data/plan.hpp
 /// through a *driver*, in plain C++, so that the CPU tests run it over a fake
 /// driver (host memory for every slot, a log of every call) and the GPU runs
-/// it over detail/host_data/cuda_driver.cuh's driver unchanged. Also the threaded host copy
-/// that stages pageable memory.
+/// it over detail/host_data/cuda_pipeline.cuh's driver unchanged. The views
+/// it walks, and the route a call takes by where they live, are
+/// detail/host_data/router.hpp's.
 ///
 /// A driver offers, with `q` a pipeline_queue and `e` an event index:
 ///
@@ -25,9 +26,9 @@
 /// scope, whether the walk ends or throws: no slot is handed back while a copy
 /// may still read or write it.
 
-#include <fusekit/detail/core/memory_space.hpp>
 #include <fusekit/detail/host_data/host_copy.hpp>
 #include <fusekit/detail/host_data/plan.hpp>
+#include <fusekit/detail/host_data/router.hpp>
 
 #include <algorithm>
 #include <array>
@@ -40,43 +41,6 @@
 namespace fusekit {
 namespace detail {
 inline namespace host_data {
-
-/// One view of a pipelined call: its bytes per element and where it lives.
-struct pipeline_view {
-  const std::byte* data = nullptr;
-  std::size_t element_bytes = 0;
-  memory_space space = memory_space::device;
-};
-
-/// Whether any of the views is host memory (then the call takes the pipeline).
-template <std::size_t I>
-bool any_on_host(const std::array<pipeline_view, I>& views) {
-  auto const on_host = [](const pipeline_view& v) { return v.space != memory_space::device; };
-  return std::any_of(views.begin(), views.end(), on_host);
-}
-
-/// The one place a GPU backend's call is routed by where its data lives:
-/// with every view of `ins` and every space of `outs` in device memory,
-/// `on_device` runs the call as over device memory, in one pass; otherwise
-/// `through_host()` takes the host-data path (the pipeline, or copies). The
-/// two return the same type, which this returns. `on_device` takes the
-/// inputs' device pointers in order, `on_device(pointers)`, when it accepts
-/// them (a call that reads its inputs through type-erased pointers), else no
-/// argument (a call that keeps its own typed views).
-template <std::size_t I, std::size_t O, class OnDevice, class ThroughHost>
-auto route_by_memory(const std::array<pipeline_view, I>& ins, const std::array<memory_space, O>& outs,
-                     const OnDevice& on_device, const ThroughHost& through_host) {
-  bool const outs_on_device =
-      std::all_of(outs.begin(), outs.end(), [](memory_space s) { return s == memory_space::device; });
-  if (!outs_on_device || any_on_host(ins)) { return through_host(); }
-  if constexpr (std::is_invocable_v<const OnDevice&, const std::array<const std::byte*, I>&>) {
-    std::array<const std::byte*, I> pointers{};
-    for (std::size_t k = 0; k < I; ++k) { pointers[k] = ins[k].data; }
-    return on_device(pointers);
-  } else {
-    return on_device();
-  }
-}
 
 /// The widest element of the views (1 for none).
 template <std::size_t I>
@@ -106,8 +70,6 @@ pipeline_shape shape_of(std::int64_t n, std::int64_t chunk, std::int64_t align, 
   return shape;
 }
 
-// ---- the threaded host copy ---------------------------------------------------
-
 /// Bytes of one staging slot of `v` (256-byte aligned, like every temporary).
 inline std::size_t pipeline_slot_bytes(const pipeline_view& v, const pipeline_staging& st) {
   std::size_t const bytes = static_cast<std::size_t>(st.elements) * v.element_bytes;
@@ -117,7 +79,7 @@ inline std::size_t pipeline_slot_bytes(const pipeline_view& v, const pipeline_st
 /// Issues the ops of `plan_pipeline(shape)` through `driver`, with `compute(stream,
 /// chunk, begin, count, in_pointers, out_pointer)` run on each chunk on the
 /// caller's stream with device pointers to the chunk's elements (see
-/// detail/host_data/cuda_driver.cuh's run_pipeline, its caller). `shape` must come from
+/// detail/host_data/cuda_pipeline.cuh's run_pipeline, its caller). `shape` must come from
 /// `shape_of` for these views.
 template <class Driver, std::size_t I, class Compute>
 void walk_pipeline(Driver& driver, const pipeline_shape& shape, const std::array<pipeline_view, I>& ins,

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Argument validation of the sums, shared by every backend: accumulator
+/// The argument checks of the sums, shared by every backend: accumulator
 /// rules at compile time, then the views (non-null, aligned, one size, out
 /// apart from every input) before anything runs.
 
 #include <fusekit/detail/reduce/atomics.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/reduce/source.hpp>
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/reduce_types.hpp>
 

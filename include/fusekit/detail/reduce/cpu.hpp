@@ -15,7 +15,7 @@
 ///   and costs no more than a float one while memory-bound.
 /// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
 ///   tile function the GPU runs (detail/reduce/tree.hpp) on a serial_team whose
-///   column pass and pairwise steps run in host vectors (detail/team/host_columns.hpp)
+///   column pass and pairwise steps run in host vectors (detail/team/cpu_columns.hpp)
 ///   for arrays: 32-byte vectors where the CPU has AVX2, additions barred from
 ///   fusing or regrouping, the rows two batches on prefetched; a tile of
 ///   integers summed into 64 bits, one exact sum (detail/reduce/cpu_exact_tiles.hpp).
@@ -24,12 +24,12 @@
 
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
 #include <fusekit/detail/reduce/cpu_exact_tiles.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/reduce/tree.hpp>
-#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/policy.hpp>
 
 #include <cuda/atomic>
@@ -144,9 +144,9 @@ void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_
         // A sum of integers into 64 bits: each tile one exact sum, whose bits
         // are the tree's. Arrays of plus, min or max: in host vectors, for
         // AVX2 where the CPU has it (additions barred from fusing and
-        // regrouping: detail/team/host_columns.hpp). Anything else on the
+        // regrouping: detail/team/cpu_columns.hpp). Anything else on the
         // baseline ISA: in code built for FMA the compiler may fuse a product
-        // of src into the tree's add (see detail/core/rounding.hpp).
+        // of src into the tree's add (see detail/base/rounding.hpp).
         if constexpr (exact_tile_sum<Op, Acc, Src>) {
           cpu_exact_tiles(src, n, first + begin, first + end, partials + begin);
         } else if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
@@ -181,7 +181,7 @@ Acc cpu_tree_reduce(const cpu& policy, const Src& src, const Op& op, std::int64_
 /// *out = op(*out, v) as one host atomic: cuda::atomic_ref, the host twin of
 /// CUDA's atomicAdd/Min/Max (integers add as unsigned: wrap-around, defined).
 template <class Op, class Acc>
-void host_atomic_combine(Acc* out, Acc v, Op) {
+void cpu_atomic_combine(Acc* out, Acc v, Op) {
   constexpr auto relaxed = ::cuda::std::memory_order_relaxed;
   if constexpr (std::is_same_v<Op, plus> && std::is_integral_v<Acc>) {
     using U = std::make_unsigned_t<Acc>;
@@ -202,7 +202,7 @@ template <class Acc, class Src, class Op>
 Acc cpu_naive_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
   Acc result = init;
   cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
-    for (std::int64_t i = first; i < last; ++i) { host_atomic_combine(&result, src(i), op); }
+    for (std::int64_t i = first; i < last; ++i) { cpu_atomic_combine(&result, src(i), op); }
   });
   return result;
 }
@@ -227,7 +227,7 @@ Acc cpu_block_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op
       for (int l = 1; l < width; ++l) { total = op(total, lane[l]); }
       return total;
     });
-    host_atomic_combine(&result, part, op);
+    cpu_atomic_combine(&result, part, op);
   });
   return result;
 }
@@ -252,7 +252,7 @@ Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, reduce_algorit
 }
 
 template <class T, class Acc>
-void run(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
+void run_reduce_sum(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
   check_reduce("fusekit::reduce_sum", in, out);
   check_reduce_algorithm<plus, Acc>("fusekit::reduce_sum", algorithm);
   *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
@@ -260,16 +260,16 @@ void run(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, r
 }
 
 template <class Acc, class Op, class... Ins>
-void run(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform_reduce_sum(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm,
+                              const Op& op, ::cuda::std::span<Ins>... ins) {
   std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
   check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
   *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
 }
 
 template <class T, class Acc, class Op>
-void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
-         reduce_algorithm algorithm) {
+void run_reduce(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+                reduce_algorithm algorithm) {
   check_reduce_views("fusekit::reduce", in, out);
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
@@ -277,15 +277,15 @@ void run(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const
 }
 
 template <class T, class Acc>
-Acc run(sum_tag, const cpu& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+Acc run_sum(sum_tag, const cpu& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
   std::int64_t const n = check_sum_inputs("fusekit::sum", reduce_input(in));
   check_reduce_algorithm<plus, Acc>("fusekit::sum", algorithm);
   return cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, plus{}, Acc(0));
 }
 
 template <class Acc, class Op, class... Ins>
-Acc run(transform_reduce_tag, const cpu& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
-        ::cuda::std::span<Ins>... ins) {
+Acc run_transform_reduce(transform_reduce_tag, const cpu& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
+                         const Op& op, ::cuda::std::span<Ins>... ins) {
   std::int64_t const n = check_sum_inputs("fusekit::transform_reduce", transform_reduce_inputs(ins...));
   check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce", algorithm);
   return cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));

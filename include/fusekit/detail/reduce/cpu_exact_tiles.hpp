@@ -7,14 +7,14 @@
 /// reads the array. Integer addition modulo 2^64 is associative and
 /// commutative, so the sum has the bits of the tree's order, which the CPU
 /// tree reaches through the column pass for every other type
-/// (detail/team/host_columns.hpp) and the GPU through its block.
+/// (detail/team/cpu_columns.hpp) and the GPU through its block.
 ///
-/// Host code of GCC and Clang on x86-64 and AArch64 only (FUSEKIT_HOST_VECTORS).
+/// Host code of GCC and Clang on x86-64 and AArch64 only (FUSEKIT_SIMD_VECTORS).
 
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/reduce/tree.hpp>
-#include <fusekit/detail/team/host_vector.hpp>
+#include <fusekit/detail/team/cpu_simd.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/tuning.hpp>
 
@@ -27,7 +27,7 @@ namespace fusekit {
 namespace detail {
 inline namespace reduce {
 
-/// Whether src's tiles are summed as exact integer sums (host_exact_sum): never
+/// Whether src's tiles are summed as exact integer sums (cpu_exact_sum): never
 /// where there are no host vectors.
 template <class Op, class Acc, class Src>
 inline constexpr bool exact_tile_sum = false;
@@ -38,7 +38,7 @@ inline constexpr bool exact_tile_sum = false;
 template <class Acc, class Src>
 void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::int64_t last, Acc* out);
 
-#if FUSEKIT_HOST_VECTORS
+#if FUSEKIT_SIMD_VECTORS
 
 /// Σ of the tile's values 0 ≤ i < count (count ≤ the tree's tile), exact
 /// modulo 2^64, as Acc: the tile's value in the tree's order, for an array of
@@ -56,7 +56,7 @@ void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::in
 /// taken off the total. Four vector instructions per vector, 32 values of
 /// 8 bits, 16 of 16 bits, 8 of 32 bits: far below the memory's time.
 template <int Bytes, class Acc, class Access>
-FUSEKIT_FORCEINLINE Acc host_exact_sum(std::int64_t count, const Access& access) {
+FUSEKIT_FORCEINLINE Acc cpu_exact_sum(std::int64_t count, const Access& access) {
   using T = typename Access::value_type;
   const T* const p = access.values(0);
   constexpr int bits = 8 * static_cast<int>(sizeof(T));
@@ -65,7 +65,7 @@ FUSEKIT_FORCEINLINE Acc host_exact_sum(std::int64_t count, const Access& access)
   constexpr std::int64_t ahead = cpu_stream_tuning::prefetch_ahead_bytes / static_cast<std::int64_t>(sizeof(T));
   constexpr std::int64_t far = cpu_stream_tuning::prefetch_far_bytes / static_cast<std::int64_t>(sizeof(T));
   using L = std::conditional_t<bits == 64, std::uint64_t, std::conditional_t<bits == 8, std::uint16_t, std::uint32_t>>;
-  using V = typename host_vector<L, Bytes>::type;
+  using V = typename simd_vector<L, Bytes>::type;
   constexpr std::int64_t per_vector = Bytes / static_cast<std::int64_t>(sizeof(T));
   constexpr std::int64_t values_per_line = line / static_cast<std::int64_t>(sizeof(T));
   auto const lane_total = [](const V& v) __attribute__((always_inline)) {
@@ -121,13 +121,13 @@ FUSEKIT_FORCEINLINE Acc host_exact_sum(std::int64_t count, const Access& access)
 }
 
 #if defined(__x86_64__)
-/// host_exact_sum in 32-byte vectors, compiled for AVX2 (as host_column_reduce_avx2 is,
-/// detail/team/host_columns.hpp), its code inspected by
+/// cpu_exact_sum in 32-byte vectors, compiled for AVX2 (as cpu_column_reduce_avx2 is,
+/// detail/team/cpu_columns.hpp), its code inspected by
 /// tests/codegen/check_host_tree.cmake.
 template <class Acc, class Access>
-__attribute__((target("avx2,fma"), noinline, flatten)) inline Acc host_exact_sum_avx2(std::int64_t count,
-                                                                                      const Access& access) {
-  return host_exact_sum<32, Acc>(count, access);
+__attribute__((target("avx2,fma"), noinline, flatten)) inline Acc cpu_exact_sum_avx2(std::int64_t count,
+                                                                                     const Access& access) {
+  return cpu_exact_sum<32, Acc>(count, access);
 }
 
 #endif
@@ -149,17 +149,17 @@ void cpu_exact_tiles(const Src& src, std::int64_t n, std::int64_t first, std::in
       tile_access<Src> const access{src, base, n};
 #if defined(__x86_64__)
       if constexpr (decltype(width)::value == 32) {
-        out[t - first] = host_exact_sum_avx2<Acc>(count, access);
+        out[t - first] = cpu_exact_sum_avx2<Acc>(count, access);
         continue;
       }
 #endif
-      out[t - first] = host_exact_sum<16, Acc>(count, access);
+      out[t - first] = cpu_exact_sum<16, Acc>(count, access);
     }
     return 0;
   });
 }
 
-#endif  // FUSEKIT_HOST_VECTORS
+#endif  // FUSEKIT_SIMD_VECTORS
 
 }  // namespace reduce
 }  // namespace detail

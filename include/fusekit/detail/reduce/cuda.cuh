@@ -9,7 +9,7 @@
 /// allocates nothing and can be captured in a CUDA graph — and otherwise from
 /// the policy's memory resource (detail/core/cuda_buffer.cuh).
 ///
-/// Inputs in host memory go through the host-data pipeline (detail/host_data/cuda_driver.cuh)
+/// Inputs in host memory go through the host-data pipeline (detail/host_data/cuda_pipeline.cuh)
 /// in chunks, each reduced on arrival by the same kernels: `deterministic`
 /// chunks hold whole tiles of the tree, so its first level is the same, tile
 /// for tile, and the result has the same bits as over device memory; the
@@ -18,7 +18,7 @@
 /// may be applied twice). A result in host memory is copied there at the end.
 
 #include <fusekit/detail/reduce/cuda_anywhere.cuh>  // and with it cuda_device.cuh, the kernels, the tree, the checks
-#include <fusekit/detail/host_data/cuda_driver.cuh>
+#include <fusekit/detail/host_data/cuda_pipeline.cuh>
 #include <fusekit/policy.hpp>
 
 #include <cub/device/device_reduce.cuh>
@@ -96,8 +96,8 @@ named_range describe_out(const Acc* out) {
 }
 
 template <class T, class Acc>
-void run(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
-         ::cuda::std::span<std::byte> workspace = {}) {
+void run_reduce_sum(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm,
+                    ::cuda::std::span<std::byte> workspace = {}) {
   const char* const f = "fusekit::reduce_sum";
   check_reduce(f, in, out);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
@@ -110,7 +110,7 @@ void run(reduce_sum_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, 
         f, workspace, [&] { return reduction_workspace_bytes<Acc>(src, plus{}, n, algorithm, false); },
         "reduce_sum_workspace_bytes", reduce_input(in), describe_out(out));
   }
-  gpu_reduce_anywhere(
+  cuda_reduce_anywhere(
       f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
       [](const std::array<const std::byte*, 1>& p) { return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])}; },
       workspace.data() != nullptr ? &arena : nullptr);
@@ -138,48 +138,48 @@ auto transform_maker(const Op& op) {
 }
 
 template <class Acc, class Op, class... Ins>
-void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
-         ::cuda::std::span<Ins>... ins) {
+void run_transform_reduce_sum(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm,
+                              const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t const n = check_transform_reduce(f, out, ins...);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
-  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
-                      transform_maker<Acc, Ins...>(op));
+  cuda_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                       transform_maker<Acc, Ins...>(op));
 }
 
 template <class T, class Acc, class Op>
-void run(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
-         reduce_algorithm algorithm) {
+void run_reduce(reduce_tag, const cuda& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
+                reduce_algorithm algorithm) {
   check_reduce_views("fusekit::reduce", in, out);
   check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
   using U = std::remove_cv_t<T>;
-  gpu_reduce_anywhere("fusekit::reduce", policy, static_cast<std::int64_t>(in.size()), out, algorithm, op, init,
-                      std::array<pipeline_view, 1>{pipeline_view_of(in)}, [](const std::array<const std::byte*, 1>& p) {
-                        return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
-                      });
+  cuda_reduce_anywhere(
+      "fusekit::reduce", policy, static_cast<std::int64_t>(in.size()), out, algorithm, op, init,
+      std::array<pipeline_view, 1>{pipeline_view_of(in)},
+      [](const std::array<const std::byte*, 1>& p) { return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])}; });
 }
 
 /// Σ in as a host value: into a device scalar, copied back (synchronizes).
 template <class T, class Acc>
-Acc run(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
+Acc run_sum(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
   const char* const f = "fusekit::sum";
   std::int64_t const n = check_sum_inputs(f, reduce_input(in));
   check_reduce_algorithm<plus, Acc>(f, algorithm);
   using U = std::remove_cv_t<T>;
   return device_scalar_result<Acc>(policy, [&](Acc* out) {
-    gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0),
-                        std::array<pipeline_view, 1>{pipeline_view_of(in)},
-                        [](const std::array<const std::byte*, 1>& p) {
-                          return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
-                        });
+    cuda_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0),
+                         std::array<pipeline_view, 1>{pipeline_view_of(in)},
+                         [](const std::array<const std::byte*, 1>& p) {
+                           return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
+                         });
   });
 }
 
 /// `sum` with a caller's workspace: the scalar and the temporaries come from
 /// it, and nothing is allocated (synchronizes). Device memory only.
 template <class T, class Acc>
-Acc run(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
-        ::cuda::std::span<std::byte> workspace, workspace_given) {
+Acc run_sum(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>,
+            ::cuda::std::span<std::byte> workspace, workspace_given) {
   const char* const f = "fusekit::sum";
   using U = std::remove_cv_t<T>;
   std::int64_t const n = check_sum_inputs(f, reduce_input(in));
@@ -190,7 +190,7 @@ Acc run(sum_tag, const cuda& policy, ::cuda::std::span<T> in, reduce_algorithm a
   return device_scalar_result<Acc>(
       policy,
       [&](Acc* out) {
-        gpu_reduce_anywhere(
+        cuda_reduce_anywhere(
             f, policy, n, out, algorithm, plus{}, Acc(0), std::array<pipeline_view, 1>{pipeline_view_of(in)},
             [](const std::array<const std::byte*, 1>& p) {
               return array_source<Acc, U>{reinterpret_cast<const U*>(p[0])};
@@ -211,8 +211,9 @@ std::size_t transform_workspace_bytes(std::int64_t n, reduce_algorithm algorithm
 
 /// transform_reduce_sum with a caller's workspace: nothing is allocated.
 template <class Acc, class Op, class... Ins>
-void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm, const Op& op,
-         ::cuda::std::span<std::byte> workspace, workspace_given, ::cuda::std::span<Ins>... ins) {
+void run_transform_reduce_sum(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorithm algorithm,
+                              const Op& op, ::cuda::std::span<std::byte> workspace, workspace_given,
+                              ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce_sum";
   std::int64_t const n = check_transform_reduce(f, out, ins...);
   check_reduce_algorithm<plus, Acc>(f, algorithm);
@@ -220,29 +221,30 @@ void run(transform_reduce_sum_tag, const cuda& policy, Acc* out, reduce_algorith
       f, workspace, [&] { return transform_workspace_bytes<Acc>(n, algorithm, op, true, ins...); },
       "transform_reduce_workspace_bytes", transform_reduce_inputs(ins...), describe_out(out));
   workspace_arena arena(workspace, f);
-  gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
-                      transform_maker<Acc, Ins...>(op), &arena);
+  cuda_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                       transform_maker<Acc, Ins...>(op), &arena);
 }
 
 /// Σ op(ins[i]...) as a host value (synchronizes); with a workspace
 /// (`workspace.data()` not null), nothing is allocated.
 template <class Acc, class Op, class... Ins>
-Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
-        ::cuda::std::span<Ins>... ins) {
+Acc run_transform_reduce(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
+                         const Op& op, ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce";
   std::int64_t const n = check_sum_inputs(f, transform_reduce_inputs(ins...));
   check_reduce_algorithm<plus, Acc>(f, algorithm);
   return device_scalar_result<Acc>(policy, [&](Acc* out) {
-    gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
-                        transform_maker<Acc, Ins...>(op));
+    cuda_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                         transform_maker<Acc, Ins...>(op));
   });
 }
 
 /// transform_reduce with a caller's workspace: the result's slot and the
 /// temporaries come from it, nothing is allocated (synchronizes).
 template <class Acc, class Op, class... Ins>
-Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>, const Op& op,
-        ::cuda::std::span<std::byte> workspace, workspace_given, ::cuda::std::span<Ins>... ins) {
+Acc run_transform_reduce(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
+                         const Op& op, ::cuda::std::span<std::byte> workspace, workspace_given,
+                         ::cuda::std::span<Ins>... ins) {
   const char* const f = "fusekit::transform_reduce";
   std::int64_t const n = check_sum_inputs(f, transform_reduce_inputs(ins...));
   check_reduce_algorithm<plus, Acc>(f, algorithm);
@@ -252,8 +254,8 @@ Acc run(transform_reduce_tag, const cuda& policy, reduce_algorithm algorithm, ac
   return device_scalar_result<Acc>(
       policy,
       [&](Acc* out) {
-        gpu_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
-                            transform_maker<Acc, Ins...>(op), &arena);
+        cuda_reduce_anywhere(f, policy, n, out, algorithm, plus{}, Acc(0), transform_views(ins...),
+                             transform_maker<Acc, Ins...>(op), &arena);
       },
       &arena);
 }

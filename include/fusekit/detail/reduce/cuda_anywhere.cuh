@@ -2,13 +2,13 @@
 #pragma once
 /// \file
 /// The GPU reduction of values anywhere (detail/reduce/cuda.cuh's entry
-/// points call it): device views go straight to `gpu_reduce`; host views are
+/// points call it): device views go straight to `cuda_reduce`; host views are
 /// reduced chunk by chunk as the host-data pipeline brings them, each chunk by
 /// the same kernels, with the tree's chunks on whole tiles so that its bits
 /// are those of one pass; a host result is copied back at the end.
 
 #include <fusekit/detail/reduce/cuda_device.cuh>  // and with it the kernels, the tree, the sources, the checks
-#include <fusekit/detail/host_data/cuda_driver.cuh>
+#include <fusekit/detail/host_data/cuda_pipeline.cuh>
 #include <fusekit/policy.hpp>
 
 #include <cub/device/device_reduce.cuh>
@@ -34,9 +34,9 @@ inline namespace reduce {
 /// reads, with inputs in host memory: reduced chunk by chunk as the pipeline
 /// brings them (see the file comment). `out` is device memory.
 template <class Acc, class Op, std::size_t I, class MakeSrc>
-void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
-                          reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
-                          const MakeSrc& make_src) {
+void cuda_reduce_pipelined(const char* function, const cuda& policy, std::int64_t n, Acc* out,
+                           reduce_algorithm algorithm, const Op& op, Acc init,
+                           const std::array<pipeline_view, I>& views, const MakeSrc& make_src) {
   cudaStream_t const stream = policy.stream;
   bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
   // CUB takes an init per pass: the chunks' passes get plus's 0, or min's and max's init again.
@@ -85,19 +85,19 @@ void gpu_reduce_pipelined(const char* function, const cuda& policy, std::int64_t
     FUSEKIT_CUDA_TRY(
         cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
   } else if (tree) {
-    gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, device_grids{});
+    cuda_tree_upper_levels(buffers, tiles, op, out, init, stream, device_grids{});
   }
 }
 
-/// `gpu_reduce` for inputs and a result anywhere: device views take
-/// `gpu_reduce` as they are; host inputs take the pipeline, and a host result
+/// `cuda_reduce` for inputs and a result anywhere: device views take
+/// `cuda_reduce` as they are; host inputs take the pipeline, and a host result
 /// is copied to `out` at the end (a pageable one synchronizes). `make_src`
 /// makes the source from the inputs' (device) pointers. Workspace calls
 /// (`arena`) take device memory only.
 template <class Acc, class Op, std::size_t I, class MakeSrc>
-void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out, reduce_algorithm algorithm,
-                         const Op& op, Acc init, const std::array<pipeline_view, I>& views, const MakeSrc& make_src,
-                         workspace_arena* arena = nullptr) {
+void cuda_reduce_anywhere(const char* function, const cuda& policy, std::int64_t n, Acc* out,
+                          reduce_algorithm algorithm, const Op& op, Acc init, const std::array<pipeline_view, I>& views,
+                          const MakeSrc& make_src, workspace_arena* arena = nullptr) {
   memory_space const out_space = memory_space_of(out);
   FUSEKIT_EXPECTS(arena == nullptr || (out_space == memory_space::device && !any_on_host(views)),
                   std::string(function) +
@@ -107,9 +107,9 @@ void gpu_reduce_anywhere(const char* function, const cuda& policy, std::int64_t 
   route_by_memory(
       views, std::array<memory_space, 0>{},
       [&](const std::array<const std::byte*, I>& in) {
-        gpu_reduce(policy, make_src(in), n, result.data, algorithm, op, init, arena);
+        cuda_reduce(policy, make_src(in), n, result.data, algorithm, op, init, arena);
       },
-      [&] { gpu_reduce_pipelined(function, policy, n, result.data, algorithm, op, init, views, make_src); });
+      [&] { cuda_reduce_pipelined(function, policy, n, result.data, algorithm, op, init, views, make_src); });
   result.write_back();
 }
 

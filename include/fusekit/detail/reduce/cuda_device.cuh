@@ -4,11 +4,11 @@
 /// The GPU reduction over device memory (detail/reduce/cuda.cuh adds host
 /// memory, workspaces and the entry points): what CUB reads and runs, the
 /// temporaries of each algorithm, the grids, the deterministic tree's levels,
-/// and `gpu_reduce`, the one place the GPU decides between the algorithms.
+/// and `cuda_reduce`, the one place the GPU decides between the algorithms.
 
 #include <fusekit/detail/core/cuda_buffer.cuh>
 #include <fusekit/detail/core/cuda_launch.cuh>
-#include <fusekit/detail/host_data/cuda_driver.cuh>
+#include <fusekit/detail/host_data/cuda_pipeline.cuh>
 #include <fusekit/detail/reduce/kernels.cuh>
 #include <fusekit/detail/team/block_team.cuh>
 #include <fusekit/detail/core/dispatch.hpp>
@@ -95,10 +95,10 @@ std::size_t reduce_temp_bytes(const Src& src, const Op& op, std::int64_t n, redu
   return 0;
 }
 
-/// How `gpu_reduce` sizes its grids. This default asks the device: a kernel
+/// How `cuda_reduce` sizes its grids. This default asks the device: a kernel
 /// in which each thread takes one value gets the blocks resident at once
 /// (resident_grid), a tree level one block per tile (tree_level_grid). A test
-/// passes its own grids as gpu_reduce's last argument, the way CUB's dispatch
+/// passes its own grids as cuda_reduce's last argument, the way CUB's dispatch
 /// takes its kernel source and launcher factory (a typed argument with a
 /// default), to show that the deterministic bits do not depend on the grid;
 /// production calls name nothing.
@@ -129,8 +129,8 @@ std::array<Acc*, 2> tree_level_buffers(std::byte* temp, std::int64_t tiles) {
 /// The tree's levels past the first, over the m values of its first level in
 /// buffers[0] (tree_level_buffers).
 template <class Acc, class Op, class Grids>
-void gpu_tree_upper_levels(const std::array<Acc*, 2>& buffers, std::int64_t m, const Op& op, Acc* out, Acc init,
-                           cudaStream_t stream, const Grids& grids) {
+void cuda_tree_upper_levels(const std::array<Acc*, 2>& buffers, std::int64_t m, const Op& op, Acc* out, Acc init,
+                            cudaStream_t stream, const Grids& grids) {
   Acc* level = buffers[0];
   for (int b = 1; m > 1; b ^= 1) {
     std::int64_t const next = tree_level_size(m);
@@ -156,7 +156,7 @@ struct first_pass_targets {
 };
 
 /// The first pass of `algorithm` over the n values of `src` on stream `s`:
-/// the one place the GPU switches on the algorithm. `gpu_reduce` runs it once
+/// the one place the GPU switches on the algorithm. `cuda_reduce` runs it once
 /// over its input, the host-data pipeline once per chunk (cuda_anywhere.cuh);
 /// the tree's upper levels, or CUB's pass over the chunks, come after.
 template <class Acc, class Src, class Op, class Grids>
@@ -185,8 +185,8 @@ void reduce_first_pass(const cuda& policy, cudaStream_t s, const Src& src, std::
 /// *out = init ⊕ the n values of `src` with `algorithm` (checked by the
 /// caller), the atomic and tree kernels on the grids `grids` gives (device_grids).
 template <class Acc, class Src, class Op, class Grids = device_grids>
-void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, reduce_algorithm algorithm, const Op& op,
-                Acc init, workspace_arena* arena = nullptr, const Grids& grids = {}) {
+void cuda_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, reduce_algorithm algorithm, const Op& op,
+                 Acc init, workspace_arena* arena = nullptr, const Grids& grids = {}) {
   cudaStream_t const stream = policy.stream;
   std::size_t const temp_bytes = reduce_temp_bytes<Acc>(src, op, n, algorithm);
   stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes), arena);
@@ -200,7 +200,7 @@ void gpu_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, re
       policy, stream, src, n, algorithm, op, init,
       first_pass_targets<Acc>{out, out, init, temp.get(), temp_bytes, tiles == 1 ? out : buffers[0], tiles == 1},
       grids);
-  if (tree) { gpu_tree_upper_levels(buffers, tiles, op, out, init, stream, grids); }
+  if (tree) { cuda_tree_upper_levels(buffers, tiles, op, out, init, stream, grids); }
 }
 
 }  // namespace reduce

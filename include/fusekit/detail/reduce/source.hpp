@@ -6,7 +6,7 @@
 /// in CUB (through a transform iterator) and in the CPU backend.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/prefetch.hpp>
 
 #include <cuda/std/tuple>
@@ -41,7 +41,7 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE void source_prefetch(const array_source<Acc, T>& 
   prefetch_bytes<To>(src.data + i, static_cast<std::int64_t>(count) * static_cast<std::int64_t>(sizeof(T)));
 }
 
-/// What the host's vector column pass (detail/team/host_columns.hpp) may know of
+/// What the host's vector column pass (detail/team/cpu_columns.hpp) may know of
 /// the source of a tile that starts at element `base`: prefetch(i, k) hints
 /// that elements base + i, ..., base + i + k − 1 are read soon (also past the
 /// tile's end; none at or past element n), into L1; prefetch_far(i, k), that

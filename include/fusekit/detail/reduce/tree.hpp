@@ -2,7 +2,7 @@
 #pragma once
 /// \file
 /// The fixed order of `reduce_algorithm::deterministic`: ONE definition of the
-/// tile reduction, run by the CPU backend (serial_team) and by the
+/// tile reduction, run by the CPU backend (serial_team, detail/team/cpu_team.hpp) and by the
 /// GPU tree kernel (block_team). The order depends on n only — never on the
 /// grid, the GPU or the thread count — so every backend gives the same bits.
 ///
@@ -23,9 +23,9 @@
 /// never changes the order.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/launch.hpp>
+#include <fusekit/detail/core/grid_size.hpp>
 #include <fusekit/detail/reduce/source.hpp>
-#include <fusekit/detail/core/rounding.hpp>
+#include <fusekit/detail/base/rounding.hpp>
 
 #include <cstdint>
 #include <utility>

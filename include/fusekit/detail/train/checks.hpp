@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Argument validation of `fit` and `predict`, shared by every backend: each
+/// The argument checks of `fit` and `predict`, shared by every backend: each
 /// check names the argument and the constraint, and runs before anything is
 /// launched or written.
 
 #include <fusekit/detail/core/dispatch.hpp>
-#include <fusekit/detail/core/numeric.hpp>
-#include <fusekit/detail/core/validate.hpp>
+#include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/core/checks.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>
@@ -64,7 +64,7 @@ struct first_non_finite {
 
 /// first_non_finite of host memory.
 template <class T>
-first_non_finite<T> host_first_non_finite(const T* values, std::size_t n) {
+first_non_finite<T> cpu_first_non_finite(const T* values, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     if (!is_finite(values[i])) { return {static_cast<std::int64_t>(i), values[i]}; }
   }
@@ -84,15 +84,15 @@ struct non_finite_counter {
   const Policy& policy;
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
-    return run(transform_reduce_tag{}, policy, reduce_algorithm::deterministic, accumulate_in<std::int64_t>{},
-               count_non_finite{}, values);
+    return run_transform_reduce(transform_reduce_tag{}, policy, reduce_algorithm::deterministic,
+                                accumulate_in<std::int64_t>{}, count_non_finite{}, values);
   }
   template <class T>
   first_non_finite<T> locate(::cuda::std::span<const T> values) const {
     if constexpr (std::is_same_v<Policy, cuda>) {
       return device_first_non_finite(policy, values);
     } else {
-      return host_first_non_finite(values.data(), values.size());
+      return cpu_first_non_finite(values.data(), values.size());
     }
   }
 };

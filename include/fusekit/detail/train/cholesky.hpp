@@ -24,7 +24,7 @@
 ///
 /// O(L³/3) once, O(L²) per update, L² doubles: `cholesky_max_columns` bounds L.
 
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -153,8 +153,8 @@ fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<cons
 }
 
 template <class T>
-fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-               const fit_extras<T>& extras = {}) {
+fit_report run_fit(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                   const fit_extras<T>& extras = {}) {
   // check_fit's non_finite_counter (a reduction) needs the policy by reference: a local.
   cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
@@ -166,7 +166,7 @@ fit_report run(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, 
 }
 
 template <class T>
-void run(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+void run_predict(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   int const threads = cpu_thread_count(policy);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// What a CPU (and MPI) fit adds to X, Y and W: sample weights, an intercept
+/// Preparing the data, what a CPU (and MPI) fit adds to X, Y and W: sample weights, an intercept
 /// and ridge (gd_options::ridge, fit_intercept; fit_extras), and the
 /// power-of-two scaling of columns in extreme units. Each is a change of the
 /// data, made once in a copy in double, after which the fit is the plain one:

@@ -12,7 +12,7 @@
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
-#include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cholesky.hpp>
 #include <fusekit/policy.hpp>

@@ -29,7 +29,7 @@
 ///
 /// `fit` returns a host report, so it synchronizes the policy's stream.
 ///
-/// Host-resident data (detail/host_data/cuda_driver.cuh). With the Gram formulation, `fit`
+/// Host-resident data (detail/host_data/cuda_pipeline.cuh). With the Gram formulation, `fit`
 /// streams X and Y through the GPU in chunks of rows and accumulates A = XᵀX
 /// and B = YᵀX chunk by chunk (one GEMM each, β = 1 after the first), so K can
 /// exceed the GPU's memory; the iterations then run on the L × L system on the
@@ -40,7 +40,14 @@
 /// it copies X and Y to the device once. W in host memory is copied in and
 /// back. `predict` streams X and Ŷ by rows.
 
-#include <fusekit/detail/train/cuda_refinement.cuh>  // and with it cuBLAS, the kernels, the descent step, the checks
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/reduce/cuda.cuh>
+#include <fusekit/detail/train/checks.hpp>
+#include <fusekit/detail/train/cuda_buffers.cuh>
+#include <fusekit/detail/train/cuda_iterations.cuh>
+#include <fusekit/detail/train/cuda_refinement.cuh>
+#include <fusekit/detail/train/cuda_system.cuh>
+#include <fusekit/detail/train/power_iteration.hpp>
 
 #include <cuda_runtime.h>
 
@@ -70,7 +77,7 @@ first_non_finite<T> device_first_non_finite(const cuda& policy, ::cuda::std::spa
     std::size_t const n = values.size() - at < slice ? values.size() - at : slice;
     FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host.data(), values.data() + at, n * sizeof(T), cudaMemcpyDefault, policy.stream));
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
-    first_non_finite<T> const first = host_first_non_finite(host.data(), n);
+    first_non_finite<T> const first = cpu_first_non_finite(host.data(), n);
     if (first.index >= 0) { return {static_cast<std::int64_t>(at) + first.index, first.value}; }
   }
   return {};
@@ -91,9 +98,9 @@ struct arena_non_finite_counter {
     std::int64_t const bad = device_scalar_result<std::int64_t>(
         policy,
         [&](std::int64_t* out) {
-          gpu_reduce(policy, make_transform_source<std::int64_t>(count_non_finite{}, values),
-                     static_cast<std::int64_t>(values.size()), out, reduce_algorithm::deterministic, plus{},
-                     std::int64_t{0}, arena);
+          cuda_reduce(policy, make_transform_source<std::int64_t>(count_non_finite{}, values),
+                      static_cast<std::int64_t>(values.size()), out, reduce_algorithm::deterministic, plus{},
+                      std::int64_t{0}, arena);
         },
         arena);
     arena->release(mark);
@@ -129,13 +136,13 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
 }
 
 template <class T, class System, class Path>
-fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           workspace_arena* from, const System& system, const Path& path);
+fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                            workspace_arena* from, const System& system, const Path& path);
 
 /// `fit` over device memory, with an optional workspace, on the path `path` chooses.
 template <class T, class Path = automatic_path>
-fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                   ::cuda::std::span<std::byte> workspace = {}, const Path& path = {}) {
+fit_report cuda_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                    ::cuda::std::span<std::byte> workspace = {}, const Path& path = {}) {
   const char* const f = "fusekit::fit";
   workspace_arena arena(workspace, f);
   workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
@@ -155,15 +162,15 @@ fit_report gpu_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, mat
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
-  return gpu_fit_checked(policy, X, Y, W, o, from, device_system<T>{X, Y, policy.stream}, path);
+  return cuda_fit_checked(policy, X, Y, W, o, from, device_system<T>{X, Y, policy.stream}, path);
 }
 
 /// The fit after its checks, with A and B, and a refinement's B, made by
 /// `system` (detail/train/cuda_refinement.cuh); W, and X and Y where the direct
 /// formulation reads them, are device memory.
 template <class T, class System, class Path>
-fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                           workspace_arena* from, const System& system, const Path& path) {
+fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                            workspace_arena* from, const System& system, const Path& path) {
   std::int64_t const L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
@@ -229,14 +236,14 @@ fit_report gpu_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T
     return outputs;
   };
   report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier), o.progress);
-  if (refine) { gpu_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report); }
+  if (refine) { cuda_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report); }
   return report;
 }
 
 /// `fit` with X, Y and W anywhere (see the file comment for host memory).
 template <class T>
-fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                            const gd_options& o) {
+fit_report cuda_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                             const gd_options& o) {
   // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
   check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
@@ -247,30 +254,31 @@ fit_report gpu_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const 
       std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
       std::array<memory_space, 0>{},
       [&] {
-        return gpu_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
+        return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
       },
       [&] {
         if (gram) {  // X and Y stream through the pipeline into A and B (and a refinement's B)
-          return gpu_fit_checked(policy, X, Y, Wd, o, nullptr, streamed_system<T>{policy, X, Y}, automatic_path{});
+          return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, streamed_system<T>{policy, X, Y}, automatic_path{});
         }
         // direct: X and Y on the device once
         on_device<const T> const x(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
         on_device<const T> const y(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
         matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-        return gpu_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
-                               automatic_path{});
+        return cuda_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
+                                automatic_path{});
       });
-  w.write_back(true);  // gpu_fit_checked has synchronized: only a copy back to host memory waits again
+  w.write_back(true);  // cuda_fit_checked has synchronized: only a copy back to host memory waits again
   return report;
 }
 
 template <class T>
-fit_report run(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
-  return gpu_fit_anywhere(policy, X, Y, W, o);
+fit_report run_fit(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                   const gd_options& o) {
+  return cuda_fit_anywhere(policy, X, Y, W, o);
 }
 
 template <class T>
-void run(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+void run_predict(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device

@@ -34,7 +34,7 @@
 
 #include <fusekit/detail/train/descent_state.hpp>
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/random.hpp>
 #include <fusekit/train_types.hpp>
 

@@ -7,7 +7,7 @@
 /// the stopping rules (from A or from X), and one output's state between steps.
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/random.hpp>
 #include <fusekit/train_types.hpp>
 

@@ -18,7 +18,7 @@
 /// same X).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/train_types.hpp>
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Where `linear_association` keeps its weights: a host vector for the CPU, a
+/// The weights' storage, where `linear_association` keeps them: a host vector for the CPU, a
 /// device array from the policy's memory resource for the GPU.
 
 #include <fusekit/detail/core/unique_owner.hpp>

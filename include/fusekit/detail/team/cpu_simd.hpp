@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The host SIMD vectors of the CPU team's column pass
-/// (detail/team/host_columns.hpp): GCC/Clang vector types, the optimizer
+/// The CPU's SIMD: `FUSEKIT_SIMD_LOOP`, the pragma every CPU loop over
+/// elements carries (OpenMP's `omp simd`, empty without -fopenmp), and the
+/// explicit SIMD vectors of the CPU team's column pass
+/// (detail/team/cpu_columns.hpp): GCC/Clang vector types, the optimizer
 /// barrier on a vector (an empty asm: no reassociation, no FMA contraction,
 /// and the loop stays vector code), the lane-wise combine of plus, minimum and
 /// maximum.
@@ -15,10 +17,16 @@
 #include <type_traits>
 #include <utility>
 
-#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
-#define FUSEKIT_HOST_VECTORS 1
+#if FUSEKIT_HAS_OPENMP && !FUSEKIT_DEVICE_PASS
+#define FUSEKIT_SIMD_LOOP _Pragma("omp simd")
 #else
-#define FUSEKIT_HOST_VECTORS 0
+#define FUSEKIT_SIMD_LOOP
+#endif
+
+#if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
+#define FUSEKIT_SIMD_VECTORS 1
+#else
+#define FUSEKIT_SIMD_VECTORS 0
 #endif
 
 namespace fusekit {
@@ -27,16 +35,16 @@ inline namespace team {
 
 /// Whether the column pass of op over Acc runs in host vectors.
 template <class Op, class Acc>
-inline constexpr bool vector_columns = FUSEKIT_HOST_VECTORS&& std::is_arithmetic_v<Acc> &&
+inline constexpr bool vector_columns = FUSEKIT_SIMD_VECTORS&& std::is_arithmetic_v<Acc> &&
                                        (sizeof(Acc) == 4 || sizeof(Acc) == 8) &&
                                        (std::is_same_v<Op, plus> || std::is_same_v<Op, minimum> ||
                                         std::is_same_v<Op, maximum>);
 
-#if FUSEKIT_HOST_VECTORS
+#if FUSEKIT_SIMD_VECTORS
 
 /// Bytes lanes of T: a GCC/Clang vector.
 template <class T, int Bytes>
-struct host_vector {
+struct simd_vector {
   typedef T type __attribute__((vector_size(Bytes)));
   /// The same, at T's alignment: for loads and stores through T arrays (typed,
   /// so that a store to the lanes is known not to touch the source's pointers).
@@ -136,15 +144,15 @@ using lane_element_t = typename std::conditional_t<std::is_integral_v<Acc> && st
 
 /// W consecutive lanes from/to memory as one vector (typed unaligned access).
 template <int Bytes, class E>
-FUSEKIT_FORCEINLINE void get_lanes(typename host_vector<E, Bytes>::type& v, const E* p) {
-  v = *reinterpret_cast<const typename host_vector<E, Bytes>::unaligned*>(p);
+FUSEKIT_FORCEINLINE void get_lanes(typename simd_vector<E, Bytes>::type& v, const E* p) {
+  v = *reinterpret_cast<const typename simd_vector<E, Bytes>::unaligned*>(p);
 }
 template <int Bytes, class E>
-FUSEKIT_FORCEINLINE void put_lanes(E* p, const typename host_vector<E, Bytes>::type& v) {
-  *reinterpret_cast<typename host_vector<E, Bytes>::unaligned*>(p) = v;
+FUSEKIT_FORCEINLINE void put_lanes(E* p, const typename simd_vector<E, Bytes>::type& v) {
+  *reinterpret_cast<typename simd_vector<E, Bytes>::unaligned*>(p) = v;
 }
 
-#endif  // FUSEKIT_HOST_VECTORS
+#endif  // FUSEKIT_SIMD_VECTORS
 
 }  // namespace team
 }  // namespace detail

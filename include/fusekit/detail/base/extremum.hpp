@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// IEEE 754-2019's minimum and maximum on the bits of floating values (what
+/// The extremum of two values, IEEE 754-2019's minimum and maximum on the bits of floating values (what
 /// fusekit::minimum and fusekit::maximum compute; the CPU team's vector loops
 /// use the same bit order).
 
 #include <fusekit/config.hpp>
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 
 #include <cuda/std/limits>
 
@@ -15,7 +15,7 @@
 
 namespace fusekit {
 namespace detail {
-inline namespace core {
+inline namespace base {
 /// A floating type's bits as the signed integer of its width: what the
 /// extrema compute on (integer operations, so -ffast-math cannot fold them).
 template <class T>
@@ -58,6 +58,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T ieee_extremum(T x, T y) {
   F::order(ky);
   return (larger ? kx < ky : ky < kx) ? y : x;
 }
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit

@@ -10,7 +10,7 @@
 
 namespace fusekit {
 namespace detail {
-inline namespace core {
+inline namespace base {
 
 /// names[value], or "unknown" when value is not one of 0 .. M − 1.
 template <class E, std::size_t M>
@@ -19,6 +19,6 @@ constexpr const char* enum_name(const char* const (&names)[M], E value) {
   return i >= 0 && i < static_cast<long long>(M) ? names[i] : "unknown";
 }
 
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit

@@ -11,20 +11,20 @@
 /// widened into Acc (float into double, 32-bit integers into 64-bit ones), is
 /// read row after row, in address order, its lanes kept in L1 between rows;
 /// any other source goes 8 rows at a time per vector of lanes, in registers
-/// (host_column_reduce). (A tile of an array of integers summed into a 64-bit
+/// (cpu_column_reduce). (A tile of an array of integers summed into a 64-bit
 /// integer is one exact sum instead: detail/reduce/cpu_exact_tiles.hpp.)
 ///
 /// Additions of floating-point values pass through an empty asm on both
 /// operands, as vectors: no compiler looks through it, so none regroups the
 /// chain (`-ffast-math`'s reassociation) or fuses a product of the source into
 /// the add (FMA contraction, under `-mfma` or in the AVX2+FMA clone of
-/// detail/core/cpu_parallel.hpp), and yet the loop stays vector code. (detail/core/rounding.hpp's
+/// detail/core/cpu_parallel.hpp), and yet the loop stays vector code. (detail/base/rounding.hpp's
 /// scalar barrier does the same for one value, and keeps a loop scalar.)
 ///
 /// GCC and Clang on x86-64 and AArch64 (vector extensions); elsewhere, and in
 /// the device pass, `vector_columns` is false and the team keeps its row loop.
 
-#include <fusekit/detail/team/host_vector.hpp>
+#include <fusekit/detail/team/cpu_simd.hpp>
 #include <fusekit/tuning.hpp>
 
 #include <cstdint>
@@ -34,7 +34,7 @@ namespace fusekit {
 namespace detail {
 inline namespace team {
 
-#if FUSEKIT_HOST_VECTORS
+#if FUSEKIT_SIMD_VECTORS
 
 /// Whether an array of T is read into Acc lanes as T vectors, widened in
 /// registers: a narrower type of the same kind (float into double, 32-bit
@@ -55,8 +55,8 @@ inline constexpr std::int64_t element_bytes_v =
 /// inserts one into the other, 4 instructions where this is 1.
 template <int Bytes, class Acc, class T, class V>
 FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
-  using VT = typename host_vector<T, Bytes / static_cast<int>(sizeof(Acc) / sizeof(T))>::unaligned;
-  using VA = typename host_vector<Acc, Bytes>::type;
+  using VT = typename simd_vector<T, Bytes / static_cast<int>(sizeof(Acc) / sizeof(T))>::unaligned;
+  using VA = typename simd_vector<Acc, Bytes>::type;
 #if defined(__x86_64__) && !defined(__clang__)  // Clang: a 32-byte operand needs AVX in this function
   if constexpr (Bytes == 32 && std::is_same_v<T, float> && std::is_same_v<Acc, double>) {
     VA wide;
@@ -81,7 +81,7 @@ FUSEKIT_FORCEINLINE void load_widened(V& v, const T* p) {
 template <int Bytes, int Rows, class Op, class Acc, class Value, class Access>
 struct column_tile {
   using E = lane_element_t<Op, Acc>;
-  using V = typename host_vector<E, Bytes>::type;
+  using V = typename simd_vector<E, Bytes>::type;
   using T = typename Access::value_type;
   static constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
 
@@ -158,7 +158,7 @@ struct column_tile {
 /// `access` is the tile's tile_access (detail/reduce/source.hpp): it prefetches
 /// the rows to come, and reads arrays.
 template <int Bytes, int Rows, class Op, class Acc, class Count, class Value, class Access>
-FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
+FUSEKIT_FORCEINLINE void cpu_column_reduce(Acc* lane, const Count& count, const Value& value, const Access& access) {
   using tile = column_tile<Bytes, Rows, Op, Acc, Value, Access>;
   using V = typename tile::V;
   using T = typename tile::T;
@@ -238,9 +238,9 @@ FUSEKIT_FORCEINLINE void host_column_reduce(Acc* lane, const Count& count, const
 /// `Bytes` bytes where W whole lanes remain: a step of the tree's pairwise
 /// phase, each lane combined as the scalar step would.
 template <int Bytes, class Op, class Acc>
-FUSEKIT_FORCEINLINE void host_combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s) {
+FUSEKIT_FORCEINLINE void cpu_combine_pairs(Acc* lane, std::int64_t pairs, std::int64_t s) {
   using E = lane_element_t<Op, Acc>;
-  using V = typename host_vector<E, Bytes>::type;
+  using V = typename simd_vector<E, Bytes>::type;
   constexpr int W = Bytes / static_cast<int>(sizeof(Acc));
   E* const lanes = reinterpret_cast<E*>(lane);
   std::int64_t const body = pairs / W * W;  // l + W ≤ pairs ≤ s: no vector reads what another writes
@@ -254,30 +254,28 @@ FUSEKIT_FORCEINLINE void host_combine_pairs(Acc* lane, std::int64_t pairs, std::
   for (std::int64_t l = body; l < pairs; ++l) { lane[l] = scalar_combine<Op>(lane[l], lane[l + s]); }
 }
 
-/// host_column_reduce in 32-byte vectors, compiled for AVX2 whatever the
+/// cpu_column_reduce in 32-byte vectors, compiled for AVX2 whatever the
 /// caller's target (the dispatch calls it only where the CPU has AVX2): the
 /// barrier's vector register then exists, also where the caller was not
 /// inlined into an AVX2 function. Not inlined (one call per tile), so that
 /// its code can be inspected (tests/codegen/check_host_tree.cmake).
 #if defined(__x86_64__)
 template <int Rows, class Op, class Acc, class Count, class Value, class Access>
-__attribute__((target("avx2,fma"), noinline, flatten)) inline void host_column_reduce_avx2(Acc* lane,
-                                                                                           const Count& count,
-                                                                                           const Value& value,
-                                                                                           const Access& access) {
-  host_column_reduce<32, Rows, Op>(lane, count, value, access);
+__attribute__((target("avx2,fma"), noinline, flatten)) inline void cpu_column_reduce_avx2(Acc* lane, const Count& count,
+                                                                                          const Value& value,
+                                                                                          const Access& access) {
+  cpu_column_reduce<32, Rows, Op>(lane, count, value, access);
 }
 
-/// host_combine_pairs in 32-byte vectors, compiled for AVX2 (as above).
+/// cpu_combine_pairs in 32-byte vectors, compiled for AVX2 (as above).
 template <class Op, class Acc>
-__attribute__((target("avx2,fma"), noinline, flatten)) inline void host_combine_pairs_avx2(Acc* lane,
-                                                                                           std::int64_t pairs,
-                                                                                           std::int64_t s) {
-  host_combine_pairs<32, Op>(lane, pairs, s);
+__attribute__((target("avx2,fma"), noinline, flatten)) inline void cpu_combine_pairs_avx2(Acc* lane, std::int64_t pairs,
+                                                                                          std::int64_t s) {
+  cpu_combine_pairs<32, Op>(lane, pairs, s);
 }
 #endif
 
-#endif  // FUSEKIT_HOST_VECTORS
+#endif  // FUSEKIT_SIMD_VECTORS
 
 }  // namespace team
 }  // namespace detail

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Additions and products that no compiler fuses into a multiply-add.
+/// Rounding as written: additions and products that no compiler fuses into a multiply-add.
 ///
 /// nvcc fuses `a * b + c` into one `fma` by default (`--fmad=true`), also
 /// across inlined calls, so a product computed by a user's op and the add that
@@ -36,7 +36,7 @@
 
 namespace fusekit {
 namespace detail {
-inline namespace core {
+inline namespace base {
 
 /// `v`, through a barrier the optimizer cannot look through (host builds that may contract only).
 template <class T>
@@ -110,6 +110,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T mul_rn(T a, T b) {
   return rounded<rounded_op::mul>(a, b);
 }
 
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit

@@ -1,119 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The GPU trainer's pieces (detail/train/cuda.cuh assembles them into fit):
-/// A = XᵀX and B = YᵀX by cuBLAS (from device data, or streamed from host
-/// data), the fit's device temporaries in one fixed order, the outputs' states
-/// read back, and the cuBLAS path's iterations, captured once in a CUDA graph.
-
-#include <fusekit/detail/core/cuda_buffer.cuh>
-#include <fusekit/detail/train/cublas.cuh>
+/// The GPU trainer's iterations on the cuBLAS path (every output's step in
+/// batches, captured once in a CUDA graph, the outputs still running read
+/// back between them), and how a fit picks that path or the single launch
+/// (`automatic_path`, `fixed_path`).
 #include <fusekit/detail/core/cuda_graph.cuh>
 #include <fusekit/detail/core/cuda_launch.cuh>
-#include <fusekit/detail/host_data/cuda_driver.cuh>
-#include <fusekit/detail/reduce/cuda.cuh>
-#include <fusekit/detail/team/block_team.cuh>
-#include <fusekit/detail/train/kernels.cuh>
+#include <fusekit/detail/train/cublas.cuh>
+#include <fusekit/detail/train/cuda_buffers.cuh>
 #include <fusekit/detail/train/descent.hpp>
-#include <fusekit/detail/core/dispatch.hpp>
-#include <fusekit/detail/train/power_iteration.hpp>
-#include <fusekit/detail/train/checks.hpp>
+#include <fusekit/detail/train/kernels.cuh>
 #include <fusekit/tuning.hpp>
 
 #include <cuda_runtime.h>
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <vector>
 
 namespace fusekit {
 namespace detail {
 inline namespace train {
-
-/// A = XᵀX (L × L) and, when B is not null, B = YᵀX (N × L: row n is b_n = Xᵀ y_n).
-/// Every fit makes both: the stopping rules read ‖A‖, diag(A) and b_n.
-/// Row-major X (K × L) is column-major Xᶜ (L × K), so A = Xᶜ Xᶜᵀ and Bᶜ (L × N) = Xᶜ Yᶜᵀ.
-template <class T>
-void gram_matrices(cublasHandle_t h, matrix<const T> X, matrix<const T> Y, T* A, T* B) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, K, T(1), X.data_handle(), L, X.data_handle(), L, T(0), A, L);
-  if (B != nullptr) {
-    gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), X.data_handle(), L, Y.data_handle(), N, T(0), B, L);
-  }
-}
-
-/// A and B as `gram_matrices` makes them, for X and Y anywhere: the rows go
-/// through the host-data pipeline and each chunk adds its GEMMs to A and B.
-template <class T>
-void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
-                            T* A, T* B) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
-  cublasHandle_t const h = cublas.on(policy.stream);
-  run_pipeline(policy, K, 1, rows, pipeline_view{},
-               [&](cudaStream_t, std::int64_t chunk, std::int64_t, std::int64_t count,
-                   const std::array<const std::byte*, 2>& in, std::byte*) {
-                 auto const x = reinterpret_cast<const T*>(in[0]);
-                 auto const y = reinterpret_cast<const T*>(in[1]);
-                 T const beta = chunk == 0 ? T(0) : T(1);
-                 gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, count, T(1), x, L, x, L, beta, A, L);
-                 if (B != nullptr) { gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, count, T(1), x, L, y, N, beta, B, L); }
-               });
-}
-
-/// Every device temporary of a fit, taken in one fixed order from the
-/// policy's resource or from a caller's workspace (`arena`); with a measuring
-/// arena, what a workspace must hold. A null size is a buffer the path does not use.
-template <class T>
-struct fit_buffers {
-  stream_buffer<std::byte> cublas_workspace;  ///< cuBLAS's (train_tuning::cublas_workspace_bytes)
-  stream_buffer<T> A, B;                      ///< XᵀX; YᵀX
-  stream_buffer<double> power;                ///< the power iteration's two vectors and λ
-  stream_buffer<output_report> reports;       ///< single launch
-  stream_buffer<T> D, previous, point, G;     ///< cuBLAS path: residual (direct), iterates, gradients
-  stream_buffer<T> Q;                         ///< cuBLAS path, CGLS: X·Pᵀ, output by output (N × K)
-  stream_buffer<descent_state<T>> states;     ///< cuBLAS path
-  stream_buffer<int> running;                 ///< cuBLAS path
-  stream_buffer<T> correction, residual;      ///< refinement: D (N × L) and the system's scratch
-
-  fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N, bool gram,
-              bool automatic_rate, bool single, std::int64_t cublas_bytes, bool cgls = false, bool refine = false,
-              std::int64_t residual_elements = 0)
-      : cublas_workspace(policy, cublas_bytes, arena),
-        A(policy, L * L, arena),
-        B(policy, N * L, arena),
-        power(policy, automatic_rate ? 2 * L + 1 : 0, arena),
-        reports(policy, single ? N : 0, arena),
-        D(policy, single || gram ? 0 : K * N, arena),
-        previous(policy, single ? 0 : N * L, arena),
-        point(policy, single ? 0 : N * L, arena),
-        G(policy, single ? 0 : N * L, arena),
-        Q(policy, cgls ? K * N : 0, arena),
-        states(policy, single ? 0 : N, arena),
-        running(policy, single ? 0 : 1, arena),
-        correction(policy, refine ? N * L : 0, arena),
-        residual(policy, refine ? residual_elements : 0, arena) {}
-};
-
-/// The outputs' states, copied to the host (synchronizes).
-template <class T>
-std::vector<descent_state<T>> read_states(const cuda& policy, const fit_buffers<T>& buf, std::int64_t N) {
-  std::vector<descent_state<T>> states(static_cast<std::size_t>(N));
-  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(states.data(), buf.states.get(), states.size() * sizeof(descent_state<T>),
-                                   cudaMemcpyDeviceToHost, policy.stream));
-  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
-  return states;
-}
-
-/// Where the outputs stand after `done` iterations, for `gd_options::progress`.
-template <class T>
-fit_progress progress_of(const std::vector<descent_state<T>>& states) {
-  fit_progress now;
-  for (const auto& s : states) { now.add(s.report, s.running); }
-  return now;
-}
 
 /// Every iteration of the cuBLAS path; returns each output's state.
 template <class T>
@@ -199,9 +107,9 @@ bool single_launch_fits(std::int64_t L) {
          static_cast<std::size_t>(attributes_of(current_device()).max_shared_per_block_optin);
 }
 
-/// How `gpu_fit` chooses its path. This default takes the single launch for a
+/// How `cuda_fit` chooses its path. This default takes the single launch for a
 /// Gram fit whose A = XᵀX fits in shared memory, cuBLAS otherwise. Tests and
-/// the benchmark pass another (fixed_path) as gpu_fit's last argument, the
+/// the benchmark pass another (fixed_path) as cuda_fit's last argument, the
 /// way CUB's dispatch takes its kernel source (a typed argument with a
 /// default), to run one path on purpose; production calls name nothing.
 struct automatic_path {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// What the resource references of policy.hpp stand on: fusekit's default
-/// stream-ordered pool per device, and the traits that recognize a
-/// stream-ordered device resource and a pinned host resource.
+/// The resource interface policy.hpp's references stand on: fusekit's
+/// default stream-ordered pool per device, and the traits that recognize a
+/// stream-ordered device resource (`allocate_async`, `deallocate_async`) and
+/// a pinned host resource (`allocate`, `deallocate`).
 
 #include <fusekit/config.hpp>
-#include <fusekit/error.hpp>
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 #include <cuda/stream_ref>
@@ -21,7 +21,7 @@
 
 namespace fusekit {
 namespace detail {
-inline namespace core {
+inline namespace base {
 /// Bytes fusekit's own pool keeps mapped across synchronizations, per device:
 /// room for a host-data pipeline's slots (≤ 4 views × 4 slots × 4 MiB) and
 /// cuBLAS's 32 MiB workspace, so repeated calls map nothing anew. The
@@ -29,28 +29,37 @@ inline namespace core {
 /// synchronize unmapped the temporaries and the next call mapped them again.
 inline constexpr std::uint64_t default_pool_keep_bytes = std::uint64_t{128} << 20;
 
-/// fusekit's own stream-ordered pool on the current device (created on first
-/// use, kept for the process): what a policy's default resource draws from.
-/// The device's default and current pools, and their settings, are the
-/// caller's and stay as they are.
-inline cudaMemPool_t default_device_pool() {
+/// Sets `pool` to fusekit's own stream-ordered pool on the current device
+/// (created on first use, kept for the process): what a policy's default
+/// resource draws from. The device's default and current pools, and their
+/// settings, are the caller's and stay as they are. Returns the first CUDA
+/// error, for policy.hpp to throw.
+inline cudaError_t find_default_device_pool(cudaMemPool_t& pool) {
   static std::mutex mutex;
   static auto* pools = new std::map<int, cudaMemPool_t>();  // never destroyed: the driver frees pools at exit
   int device = 0;
-  FUSEKIT_CUDA_TRY(cudaGetDevice(&device));
+  if (cudaError_t const e = cudaGetDevice(&device); e != cudaSuccess) { return e; }
   std::lock_guard<std::mutex> const lock(mutex);
   auto const found = pools->find(device);
-  if (found != pools->end()) { return found->second; }
+  if (found != pools->end()) {
+    pool = found->second;
+    return cudaSuccess;
+  }
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  FUSEKIT_CUDA_TRY(cudaMemPoolCreate(&pool, &props));
+  cudaMemPool_t created = nullptr;
+  if (cudaError_t const e = cudaMemPoolCreate(&created, &props); e != cudaSuccess) { return e; }
   std::uint64_t keep = default_pool_keep_bytes;
-  FUSEKIT_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  pools->emplace(device, pool);
-  return pool;
+  if (cudaError_t const e = cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep);
+      e != cudaSuccess) {
+    cudaMemPoolDestroy(created);
+    return e;
+  }
+  pools->emplace(device, created);
+  pool = created;
+  return cudaSuccess;
 }
 
 template <class R, class = void>
@@ -73,7 +82,7 @@ struct is_host_resource<
            std::is_same_v<decltype(std::declval<R&>().allocate(std::size_t{}, std::size_t{})), void*> &&
            std::is_same_v<decltype(std::declval<R&>().deallocate(std::declval<void*>(), std::size_t{}, std::size_t{})),
                           void>>> : std::true_type {};
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit
 #endif

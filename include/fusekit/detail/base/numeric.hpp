@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Element types and the compute type.
+/// Numeric types: the element types and the compute type.
 ///
 /// fusekit reads elements of any supported type and does its arithmetic in a
 /// *compute type*:
@@ -28,7 +28,7 @@
 
 namespace fusekit {
 namespace detail {
-inline namespace core {
+inline namespace base {
 
 #if FUSEKIT_HAS_CUDA_HEADERS
 using half_t = __half;
@@ -68,11 +68,11 @@ struct compute_type {
   using type = std::conditional_t<(needs_double_v<Ts> || ...), double, float>;
 };
 
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 
 namespace detail {
-inline namespace core {
+inline namespace base {
 
 /// double → float, rounded once; beyond float's range ±inf, as IEEE rounding
 /// gives it (C++ leaves the conversion of an out-of-range double undefined).
@@ -195,6 +195,6 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE bool is_nan(T x) {
   }
 }
 
-}  // namespace core
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit

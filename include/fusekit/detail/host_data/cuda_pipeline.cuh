@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Host-resident data through the GPU at the speed of the bus: the GPU's driver
-/// of the walk in detail/host_data/walk.hpp, which issues the schedule of
+/// The GPU's host-data pipeline: host-resident data through the GPU at the
+/// speed of the bus. Its streams, pinned slots and the driver of the walk in
+/// detail/host_data/walk.hpp, which issues the schedule of
 /// detail/host_data/plan.hpp.
 ///
-/// Every view of a call is classified once (`memory_space_of`, one
-/// `cudaPointerGetAttributes` each): device and managed memory is read and
+/// Every view of a call is classified once (`memory_space_of`,
+/// detail/core/memory_space.hpp: one `cudaPointerGetAttributes` each): device and managed memory is read and
 /// written where it is; pinned host memory is copied by DMA straight into and
 /// out of device slots; pageable host memory goes through pinned slots, which
 /// the host thread fills and empties while the DMA engines move the chunks
@@ -45,22 +46,6 @@
 namespace fusekit {
 namespace detail {
 inline namespace host_data {
-
-/// The memory space of `p` (null, for an empty view: device).
-inline memory_space memory_space_of(const void* p) {
-  if (p == nullptr) { return memory_space::device; }
-  cudaPointerAttributes a{};
-  FUSEKIT_CUDA_TRY(cudaPointerGetAttributes(&a, p));
-  switch (a.type) {
-    case cudaMemoryTypeDevice:
-    case cudaMemoryTypeManaged:
-      return memory_space::device;
-    case cudaMemoryTypeHost:
-      return memory_space::pinned;
-    default:
-      return memory_space::pageable;
-  }
-}
 
 template <class T>
 pipeline_view pipeline_view_of(::cuda::std::span<T> s) {

@@ -4,14 +4,14 @@
 /// The accumulator a sum of T takes by default (fusekit::accumulator_t,
 /// reduce_types.hpp).
 
-#include <fusekit/detail/core/numeric.hpp>
+#include <fusekit/detail/base/numeric.hpp>
 
 #include <cstdint>
 #include <type_traits>
 
 namespace fusekit {
 namespace detail {
-inline namespace reduce {
+inline namespace base {
 /// The accumulator a sum of T uses unless asked otherwise: float for float and
 /// the half types (and rejected element types, after the message), double for
 /// double, the 64-bit integer of T's signedness for integers.
@@ -30,6 +30,6 @@ template <class T>
 struct default_accumulator<T, std::enable_if_t<is_integer_element_v<T>>> {
   using type = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
 };
-}  // namespace reduce
+}  // namespace base
 }  // namespace detail
 }  // namespace fusekit
