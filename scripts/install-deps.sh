@@ -12,7 +12,7 @@ command -v ninja >/dev/null || need+=(ninja-build)  # the presets' generator
 command -v python3 >/dev/null || need+=(python3)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
-[ -f /usr/include/rapidcheck.h ] || need+=(librapidcheck-dev)  # the property tests (tests/property_test.cpp)
+[ -f /usr/include/rapidcheck.h ] || need+=(librapidcheck-dev)  # the property tests (tests/*/property_test.cpp)
 command -v g++ >/dev/null || need+=(g++)
 # Open MPI: fusekit::mpi, its tests (mpirun with 1 to 4 ranks) and example 04.
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)

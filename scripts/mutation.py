@@ -21,30 +21,31 @@ FLAGS = ["-O2", "-DNDEBUG", "-fopenmp", "-std=gnu++20", "-I", "include", "-I", "
 
 # test key: (source, extra flags, how to run, timeout in seconds)
 TESTS = {
-    "train": ("tests/train/cpu_test.cpp", [], None, 600),
+    "train": (["tests/train/fit_test.cpp", "tests/train/conjugate_gradient_test.cpp", "tests/train/refinement_test.cpp"], [], None,
+              600),
     "kinds": ("tests/train/data_kinds_test.cpp", [], None, 600),
-    "property": ("tests/property_test.cpp", [], "rapidcheck", 300),
+    "property": (["tests/reduce/property_test.cpp", "tests/train/property_test.cpp"], [], "rapidcheck", 300),
     "tree": ("tests/distributed/tree_test.cpp", [], None, 300),
     "agreement": ("tests/distributed/agreement_test.cpp", [], None, 120),
     "descent": ("tests/train/descent_test.cpp", [], None, 300),
     # the GPU's bodies on M threads; in turns a dropped sync() is a wrong answer
     "team": ("tests/team/threaded_team_test.cpp", [], "team", 600),
-    "advtrain": ("tests/adversarial_train_test.cpp", [], None, 600),
+    "advtrain": ("tests/train/adversarial_test.cpp", [], None, 600),
     "reduce_op": ("tests/reduce/op_test.cpp", [], None, 300),
     "reduce_cpu": ("tests/reduce/cpu_test.cpp", [], None, 600),
-    "advreduce": ("tests/adversarial_reduce_test.cpp", [], None, 300),
+    "advreduce": ("tests/reduce/adversarial_test.cpp", [], None, 300),
     # under UBSan: an empty thrust::host_vector's data() is &front(), undefined
     # behaviour that gives a null pointer all the same in a plain build
-    "containers_ubsan": ("tests/containers_test.cpp", ["-fsanitize=undefined", "-fno-sanitize-recover=all"], None, 120),
+    "containers_ubsan": ("tests/core/containers_test.cpp", ["-fsanitize=undefined", "-fno-sanitize-recover=all"], None, 120),
     "pinned_native_fastmath": ("tests/reduce/pinned_sums_test.cpp", ["-O3", "-march=native", "-ffast-math"], None, 300),
     "tanh_fastmath": ("tests/elementwise/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
-    "tanh": ("tests/functors_test.cpp", [], None, 300),
+    "tanh": ("tests/elementwise/functors_test.cpp", [], None, 300),
     "divisor": ("tests/elementwise/divisor_test.cpp", [], None, 300),
     "elementwise_cpu": ("tests/elementwise/cpu_test.cpp", [], None, 300),
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
     "walk": ("tests/host_data/walk_test.cpp", [], None, 300),
-    "names": ("tests/names_test.cpp", [], None, 60),
-    "model": ("tests/linear_association_test.cpp", [], None, 300),
+    "names": ("tests/base/names_test.cpp", [], None, 60),
+    "model": ("tests/train/linear_association_test.cpp", [], None, 300),
     # object files, inspected by a codegen check (ctest codegen.cpu_tree_vectors_without_fma,
     # codegen.cpu_transform_stream_stores)
     "host_tree_codegen": ("tests/codegen/host_tree.cpp", ["-O3"], "codegen:check_host_tree.cmake", 300),
@@ -356,18 +357,19 @@ CONTRACT_MUTANTS = [
 
 def build_and_run(tree, key, log):
     src, extra, how, timeout = TESTS[key]
+    src = src if isinstance(src, list) else [src]  # one test program, from one or more files
     exe = os.path.join(tree, "t_" + key)
     if how == "mpi":
-        cmd = ["mpicxx"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-pthread"]
+        cmd = ["mpicxx"] + FLAGS + extra + src + ["-o", exe, "-lgtest", "-pthread"]
     elif how and how.startswith("codegen:"):
-        cmd = ["g++"] + FLAGS + extra + ["-c", src, "-o", exe + ".o"]
+        cmd = ["g++"] + FLAGS + extra + ["-c"] + src + ["-o", exe + ".o"]
     elif how and how.startswith("nvcc-codegen:"):
         cmd = [CUDA + "/bin/nvcc", "-O3", "-DNDEBUG", "-std=c++20", "--extended-lambda", "-Xcompiler=-fopenmp",
-               "-arch=sm_90", "-I", "include", "-I", "tests"] + extra + ["-c", src, "-o", exe + ".o"]
+               "-arch=sm_90", "-I", "include", "-I", "tests"] + extra + ["-c"] + src + ["-o", exe + ".o"]
     elif how == "rapidcheck":
-        cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lrapidcheck", "-lgtest", "-lgtest_main", "-pthread"]
+        cmd = ["g++"] + FLAGS + extra + src + ["-o", exe, "-lrapidcheck", "-lgtest", "-lgtest_main", "-pthread"]
     else:
-        cmd = ["g++"] + FLAGS + extra + [src, "-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
+        cmd = ["g++"] + FLAGS + extra + src + ["-o", exe, "-lgtest", "-lgtest_main", "-pthread"]
     c = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if c.returncode != 0:
         log.write(c.stdout)

@@ -206,4 +206,16 @@ long double relative_gradient(const problem<T>& p, const std::vector<T>& W, std:
   return sqrtl(g2 / b2);
 }
 
+/// Conjugate gradients with the Jacobi preconditioner, stopped by the
+/// relative rule alone at `rtol`, within 10000 iterations.
+inline fusekit::gd_options cg_jacobi(double rtol) {
+  fusekit::gd_options o;
+  o.method = fusekit::gd_method::conjugate_gradient;
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  o.relative_tolerance = rtol;
+  o.tolerance = 0;  // the relative rule alone
+  o.max_iterations = 10000;
+  return o;
+}
+
 }  // namespace fusekit::test

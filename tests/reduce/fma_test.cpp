@@ -66,7 +66,7 @@ TEST(DeterministicUnderFma, MulRnAddRnAreTwoRoundings) {
 
 // The bits of the pinned sums (tests/common/pinned_sums.hpp), recorded before
 // the tree was vectorized: every build variant of this file must give them.
-TEST(DeterministicTree, PinnedBitsOfEveryType) {
+TEST(DeterministicUnderFma, PinnedBitsOfEveryType) {
   std::vector<std::string> const got = fusekit::test::pinned::results();
   ASSERT_EQ(got.size(), std::size(fusekit::test::pinned::recorded));
   for (std::size_t k = 0; k < got.size(); ++k) { EXPECT_EQ(got[k], fusekit::test::pinned::recorded[k]); }

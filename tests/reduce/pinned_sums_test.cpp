@@ -15,7 +15,7 @@
 
 namespace {
 
-TEST(DeterministicTree, PinnedBitsUnderTheseFlags) {
+TEST(PinnedSums, PinnedBitsUnderTheseFlags) {
   std::vector<std::string> const got = fusekit::test::pinned::results();
   ASSERT_EQ(got.size(), std::size(fusekit::test::pinned::recorded));
   for (std::size_t k = 0; k < got.size(); ++k) { EXPECT_EQ(got[k], fusekit::test::pinned::recorded[k]); }

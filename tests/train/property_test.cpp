@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Property-based tests of the public entry points on the CPU, with
+// Property-based tests of the trainer (fit, predict) on the CPU, with
 // RapidCheck: each property states the promise it checks (the bits, the
 // bound, the status, or the error and nothing written) against an
 // independent reference, on generated shapes (0, 1, tile edges ± 1), data
@@ -10,6 +10,7 @@
 // (ctest's `test` preset: a fixed seed; the `nightly` test preset runs 100×).
 #include <fusekit/fusekit.hpp>
 
+#include "common/property_generators.hpp"
 #include "common/train_problem.hpp"
 
 #include <gtest/gtest.h>
@@ -28,119 +29,15 @@
 namespace {
 
 using fusekit::reduce_algorithm;
-
-std::int64_t const tile = fusekit::detail::tree_tile;
-
-/// A length: mostly small, often an edge of the tree's tile (± 1), sometimes 0 or 1.
-rc::Gen<std::int64_t> lengths() {
-  return rc::gen::weightedOneOf<std::int64_t>(
-      {{4, rc::gen::inRange<std::int64_t>(0, 300)},
-       {2, rc::gen::element<std::int64_t>(0, 1, 2, 255, 256, 257, tile - 1, tile, tile + 1, 2 * tile + 1)},
-       {1, rc::gen::inRange<std::int64_t>(0, 3 * tile + 2)}});
-}
-
-/// A float: ordinary values, and the special ones a user's data holds (the
-/// type's extremes too, unless `extremes` is false: a sum of them overflows).
-rc::Gen<float> floats(bool extremes = true) {
-  std::vector<float> specials = {0.0f,
-                                 -0.0f,
-                                 INFINITY,
-                                 -INFINITY,
-                                 NAN,
-                                 std::numeric_limits<float>::denorm_min(),
-                                 -std::numeric_limits<float>::min() / 2};
-  if (extremes) {
-    specials.push_back(std::numeric_limits<float>::max());
-    specials.push_back(-std::numeric_limits<float>::max());
-  }
-  return rc::gen::weightedOneOf<float>(
-      {{12, rc::gen::map(rc::gen::inRange(-1000000, 1000000), [](int v) { return static_cast<float>(v) / 1024.0f; })},
-       {1, rc::gen::elementOf(specials)}});
-}
-
-/// Same bits, NaN payloads aside (every NaN the same).
-bool same_value(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) { return std::isnan(a) && std::isnan(b); }
-  std::uint32_t x = 0, y = 0;
-  std::memcpy(&x, &a, 4);
-  std::memcpy(&y, &b, 4);
-  return x == y;
-}
-
-/// IEEE 754-2019 minimum: NaN if either is; −0 below +0.
-float ieee_minimum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) { return NAN; }
-  if (a == b) { return std::signbit(a) ? a : b; }
-  return a < b ? a : b;
-}
-
-// reduce with an op that is not idempotent (xor: a value taken twice cancels):
-// every algorithm the CPU takes and any thread count give the fold of init
-// and every value, for any length.
-RC_GTEST_PROP(Properties, ReduceWithXorIsTheFoldOfEveryValueOnce, ()) {
-  std::int64_t const n = *lengths();
-  auto const values =
-      *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
-  std::int64_t const init = *rc::gen::arbitrary<std::int64_t>();
-  int const threads = *rc::gen::inRange(1, 5);
-  std::int64_t want = init;
-  for (std::int32_t v : values) { want ^= v; }
-  auto const op = [](std::int64_t a, std::int64_t b) { return a ^ b; };
-  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
-    std::int64_t got = 0;
-    fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const std::int32_t>(values), &got, op, init, a);
-    RC_ASSERT(got == want);
-  }
-}
-
-// minimum and maximum propagate NaN and order −0 below +0 (IEEE 754-2019),
-// with the same bits on every algorithm and thread count.
-RC_GTEST_PROP(Properties, MinimumIsIeeeMinimumOnEveryAlgorithm, ()) {
-  std::int64_t const n = *lengths();
-  auto const values = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(n), floats());
-  float const init = *floats();
-  int const threads = *rc::gen::inRange(1, 5);
-  float want = init;
-  for (float v : values) { want = ieee_minimum(want, v); }
-  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {  // the atomics take integer min only
-    float got = 1.0f;
-    fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const float>(values), &got, fusekit::minimum{}, init, a);
-    RC_ASSERT(same_value(got, want));
-  }
-}
-
-// Integers sum exactly, into 64 bits, on every algorithm and thread count.
-RC_GTEST_PROP(Properties, IntegerSumsAreExact, ()) {
-  std::int64_t const n = *lengths();
-  auto const values =
-      *rc::gen::container<std::vector<std::int32_t>>(static_cast<std::size_t>(n), rc::gen::arbitrary<std::int32_t>());
-  int const threads = *rc::gen::inRange(1, 5);
-  std::int64_t const want = std::accumulate(values.begin(), values.end(), std::int64_t{0});
-  for (auto a : fusekit::all_reduce_algorithms) {
-    RC_ASSERT((fusekit::sum(fusekit::cpu{threads}, values, a, fusekit::accumulate_in<std::int64_t>{})) == want);
-  }
-}
-
-// The deterministic float sum: the same bits for any thread count; NaN when
-// a NaN or both infinities are in; an infinity when one of them alone is (the
-// finite values far from overflow).
-RC_GTEST_PROP(Properties, DeterministicSumIsTheSameForAnyThreadCountAndIeeeOnSpecials, ()) {
-  std::int64_t const n = *lengths();
-  auto const values = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(n), floats(false));
-  float const one = fusekit::sum(fusekit::cpu{1}, values);
-  for (int threads = 2; threads <= 4; ++threads) {
-    RC_ASSERT(same_value(fusekit::sum(fusekit::cpu{threads}, values), one));
-  }
-  bool const nan = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
-  bool const plus = std::count(values.begin(), values.end(), INFINITY) > 0;
-  bool const minus = std::count(values.begin(), values.end(), -INFINITY) > 0;
-  if (nan || (plus && minus)) { RC_ASSERT(std::isnan(one)); }
-  if (!nan && plus != minus) { RC_ASSERT(one == (plus ? INFINITY : -INFINITY)); }
-}
+using fusekit::test::floats;
+using fusekit::test::ieee_minimum;
+using fusekit::test::lengths;
+using fusekit::test::same_value;
+using fusekit::test::tile;
 
 // predict: Y_hat[k, n] = Σ_l X[k, l]·W[n, l], summed in l order from 0,
 // the same bits as that loop, for any shape (K = 0 included).
-RC_GTEST_PROP(Properties, PredictIsTheSumInLOrder, ()) {
+RC_GTEST_PROP(TrainProperties, PredictIsTheSumInLOrder, ()) {
   std::int64_t const K = *rc::gen::inRange<std::int64_t>(0, 40), L = *rc::gen::inRange<std::int64_t>(1, 13),
                      N = *rc::gen::inRange<std::int64_t>(1, 6);
   auto const X = *rc::gen::container<std::vector<float>>(static_cast<std::size_t>(K * L), floats());
@@ -205,7 +102,7 @@ bool valid_for_float(const fusekit::gd_options& o) {
 // an invalid_argument and W's bytes as they were; accepted ones end within
 // max_iterations, and `converged` comes with finite weights. With an
 // intercept the intercepts are written, and only then.
-RC_GTEST_PROP(Properties, FitOptionsAreRejectedExactlyOutsideTheirLimits, ()) {
+RC_GTEST_PROP(TrainProperties, FitOptionsAreRejectedExactlyOutsideTheirLimits, ()) {
   fusekit::gd_options const o = any_options();
   auto const p = fusekit::test::make_problem<float>(20, 3, 2, *rc::gen::arbitrary<std::uint32_t>(), true, 0.1);
   std::vector<float> W(6, 0.25f), b(2, 9.0f);
@@ -235,7 +132,7 @@ RC_GTEST_PROP(Properties, FitOptionsAreRejectedExactlyOutsideTheirLimits, ()) {
 // A fit that does not converge is never worse than its start or W = 0, by
 // the residual ‖y − Xw‖² (the CPU keeps the best iterate), whatever the
 // method, preconditioner, formulation, start, units and budget.
-RC_GTEST_PROP(Properties, AnUnconvergedFitIsNeverWorseThanItsStartOrZero, ()) {
+RC_GTEST_PROP(TrainProperties, AnUnconvergedFitIsNeverWorseThanItsStartOrZero, ()) {
   std::int64_t const L = *rc::gen::inRange<std::int64_t>(1, 7), K = *rc::gen::inRange<std::int64_t>(1, 30);
   auto p = fusekit::test::make_problem<double>(K, L, 1, *rc::gen::arbitrary<std::uint32_t>(), false, 0.5);
   for (std::int64_t l = 0; l < L; ++l) {
