@@ -30,15 +30,15 @@ function(fusekit_test_program target)
 endfunction()
 
 # GoogleTest and Google Benchmark: the installed packages, or, when
-# FUSEKIT_DEPS_DIR names a folder made by scripts/gpu-bundle.sh, built from the
+# FUSEKIT_DEPS_DIR names a folder made by scripts/gpu/bundle.sh, built from the
 # sources in it (a bare GPU machine has neither package nor network).
 set(FUSEKIT_DEPS_DIR "" CACHE PATH
-  "Folder with googletest/ and benchmark/ sources to build instead of the installed packages (scripts/gpu-bundle.sh)")
+  "Folder with googletest/ and benchmark/ sources to build instead of the installed packages (scripts/gpu/bundle.sh)")
 
 function(fusekit_bundled_source name)
   if(NOT EXISTS "${FUSEKIT_DEPS_DIR}/${name}/CMakeLists.txt")
     message(FATAL_ERROR "FUSEKIT_DEPS_DIR=${FUSEKIT_DEPS_DIR} has no ${name}/ sources; make the folder with "
-                        "scripts/gpu-bundle.sh")
+                        "scripts/gpu/bundle.sh")
   endif()
   add_subdirectory("${FUSEKIT_DEPS_DIR}/${name}" "${PROJECT_BINARY_DIR}/_deps/${name}" EXCLUDE_FROM_ALL)
 endfunction()
@@ -53,8 +53,8 @@ macro(fusekit_require_googletest)
   else()
     find_package(GTest)
     if(NOT GTest_FOUND)
-      message(FATAL_ERROR "GoogleTest not found. Install it (bash scripts/install-deps.sh installs libgtest-dev), "
-                          "or build it from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu-bundle.sh>")
+      message(FATAL_ERROR "GoogleTest not found. Install it (bash scripts/tools/install_deps.sh installs libgtest-dev), "
+                          "or build it from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu/bundle.sh>")
     endif()
   endif()
 endmacro()
@@ -71,9 +71,9 @@ macro(fusekit_require_benchmark)
   else()
     find_package(benchmark)
     if(NOT benchmark_FOUND)
-      message(FATAL_ERROR "Google Benchmark not found. Install it (bash scripts/install-deps.sh installs "
+      message(FATAL_ERROR "Google Benchmark not found. Install it (bash scripts/tools/install_deps.sh installs "
                           "libbenchmark-dev), build without benchmarks (-DFUSEKIT_BUILD_BENCHMARKS=OFF), or build it "
-                          "from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu-bundle.sh>")
+                          "from source: -DFUSEKIT_DEPS_DIR=<folder made by scripts/gpu/bundle.sh>")
     endif()
   endif()
 endmacro()

@@ -11,7 +11,7 @@ loads; its instructions are counted statically (the IEEE divisions' slow-path
 calls, taken only for denormal or huge divisors, are outside it) and divided by
 the elements one trip stores (4 floats per 16-byte store). cuobjdump and
 nvdisasm come with the CUDA toolkit, or from the pip wheels nvidia-cuda-cuobjdump
-and nvidia-cuda-nvdisasm (scripts/install-deps.sh); without them the check says
+and nvidia-cuda-nvdisasm (scripts/tools/install_deps.sh); without them the check says
 SKIP."""
 import argparse, glob, os, re, shutil, subprocess, sys, sysconfig
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fusekit::nccl on one GPU with a one-rank communicator (scripts/gpu-check.sh
+// fusekit::nccl on one GPU with a one-rank communicator (scripts/gpu/check.sh
 // runs it; several GPUs wait for a machine that has them). The deterministic
 // sum and transform_reduce over NCCL give the single-GPU bits, for the
 // implicit split and an explicit offset; the other algorithms are within their

@@ -8,7 +8,7 @@
 // -ffast-math gcc used to turn the vector division into an approximate
 // reciprocal (2.2 ulp near 0.562), which the scalar sweeps of functors_test
 // never see. The full sweep of every non-negative float below 10 is the
-// disabled test, which scripts/tanh_sweep.sh runs under each flag set.
+// disabled test, which scripts/tools/tanh_sweep.sh runs under each flag set.
 #include <fusekit/fusekit.hpp>
 
 #include "common/test_support.hpp"
@@ -64,7 +64,7 @@ TEST(TanhSweep, EveryFloatOfTheRiskyIntervalsThroughTheSimdLoop) {
 }
 
 // Every non-negative normal float below 10 (about 1.09·10^9 values): run by
-// scripts/tanh_sweep.sh, or
+// scripts/tools/tanh_sweep.sh, or
 //   ./tanh_sweep_test --gtest_also_run_disabled_tests --gtest_filter='*Full*'
 TEST(TanhSweep, DISABLED_FullNonNegativeRange) {
   sweep_result const r = sweep(bits_of(1.17549435e-38f), bits_of(10.0f), fusekit::cpu{});

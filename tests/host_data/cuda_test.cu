@@ -394,7 +394,7 @@ TEST(HostData, FitAndPredictOnHostDataMatchTheDeviceCalls) {
 }
 
 // One short case through every op of the pipeline, for compute-sanitizer
-// (scripts/gpu-check.sh): pageable in, pinned in, pageable and pinned out,
+// (scripts/gpu/check.sh): pageable in, pinned in, pageable and pinned out,
 // and a sum, with chunks of three tiles.
 TEST(HostData, ShortPipelineForTheSanitizers) {
   FUSEKIT_REQUIRE_DEVICE();

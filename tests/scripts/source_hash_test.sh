@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# scripts/gpu-common.sh's source hash names exactly the files that travel with a
+# scripts/gpu/programs.sh's source hash names exactly the files that travel with a
 # copy of the working tree (git's tracked and untracked-but-not-ignored files):
 #  - a copy without git, hashed through the recorded list, gives the tree's hash;
 #  - an ignored in-source build folder changes nothing, in the tree or the copy;
@@ -9,7 +9,7 @@ set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$src/scripts/gpu-common.sh"
+. "$src/scripts/gpu/programs.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 
 git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "SKIP: not a git checkout"; exit 0; }

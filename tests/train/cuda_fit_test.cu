@@ -233,7 +233,7 @@ TEST(GpuFit, CublasPathRunsExactlyTheIterationBudget) {
 
 // A short fit on both paths, plain and Nesterov, automatic rate, across one
 // 64-iteration batch boundary (the first batch runs launch by launch, the next
-// from a graph): small enough for compute-sanitizer (scripts/gpu-check.sh).
+// from a graph): small enough for compute-sanitizer (scripts/gpu/check.sh).
 TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   auto const p = make_problem<float>(64, 20, 3, 7);

@@ -26,7 +26,7 @@
 /// approximate it: see the code; the rest of what -ffast-math regroups costs
 /// little). A CI test sweeps every float of the intervals near the branch
 /// under the fast-math flags (tests/elementwise/tanh_sweep_test.cpp);
-/// scripts/tanh_sweep.sh sweeps all of them. ±0 keeps its sign, subnormals
+/// scripts/tools/tanh_sweep.sh sweeps all of them. ±0 keeps its sign, subnormals
 /// are kept, ±inf gives exactly ±1, NaN gives NaN, and no finite input gives
 /// NaN. Nothing in it depends on strict IEEE semantics that -ffast-math
 /// relaxes: under it k comes from the integers and the division runs in

@@ -6,7 +6,7 @@ with nvcc (-c), a translation unit of that one include. A header that needs
 another to come first fails here (the MPI headers are skipped without MPI's
 include folder). Prints one line per failure and a count.
 
-    python3 scripts/check_headers_alone.py INCLUDE_DIR --cxx g++ [--nvcc nvcc]
+    python3 scripts/check/headers_alone.py INCLUDE_DIR --cxx g++ [--nvcc nvcc]
         [--cccl DIR] [--cuda-include DIR] [--mpi-include DIR] [--jobs N] [--only hpp|cuh]
 """
 import argparse

@@ -3,9 +3,9 @@
 # Every non-negative normal float below 10 through tanh_activate's SIMD loop,
 # against a long-double tanh, under each flag set users build with: rerun it
 # when tanh changes (docs/guide.md, "Functors and their numeric contracts"). About a minute per flag set on 2 cores.
-#   scripts/tanh_sweep.sh [build-dir]   (default: a temporary one)
+#   scripts/tools/tanh_sweep.sh [build-dir]   (default: a temporary one)
 set -euo pipefail
-here="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${1:-$(mktemp -d)}"
 mkdir -p "$out"
 cccl="${CUDA_HOME:-/usr/local/cuda}/include"

@@ -3,15 +3,15 @@
 # Checks that every C++ and CUDA file of fusekit is formatted by .clang-format
 # (clang-format 14, the version the style was written for; another version
 # formats some constructs differently, so the check skips with exit code 77).
-#   scripts/check_format.sh [--fix]
+#   scripts/check/format.sh [--fix]
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 tool=""
 for name in clang-format-14 clang-format; do
   if command -v "$name" >/dev/null && "$name" --version | grep -q "version 14\."; then tool="$name"; break; fi
 done
 if [ -z "$tool" ]; then
-  echo "skipped: clang-format 14 not found (scripts/install-deps.sh installs it)"
+  echo "skipped: clang-format 14 not found (scripts/tools/install_deps.sh installs it)"
   exit 77
 fi
 mapfile -t files < <(git ls-files 'include/*.hpp' 'include/*.cuh' 'tests/*.hpp' 'tests/*.cuh' 'tests/*.cpp' 'tests/*.cu' \
@@ -29,6 +29,6 @@ fi
 if "$tool" --dry-run --Werror "${files[@]}"; then
   echo "${#files[@]} files formatted as .clang-format says"
 else
-  echo "some files differ from .clang-format: run scripts/check_format.sh --fix"
+  echo "some files differ from .clang-format: run scripts/check/format.sh --fix"
   exit 1
 fi

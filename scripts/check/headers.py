@@ -12,7 +12,7 @@
 * no header is over 600 lines: a backstop (CUB's dispatch files run to about
   650), not the rule that splits files.
 
-    scripts/check_headers.py [--min PERCENT] [INCLUDE_DIR]   (default 40, include/)
+    scripts/check/headers.py [--min PERCENT] [INCLUDE_DIR]   (default 40, include/)
 
 Prints one line per public header, then every header that breaks a rule,
 and exits 1 when one does."""
@@ -87,7 +87,7 @@ def main(argv):
     if len(argv) >= 2 and argv[0] == "--min":
         floor = float(argv[1])
         argv = argv[2:]
-    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include")
+    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include")
     base = os.path.join(root, "fusekit")
     names = sorted(n for n in os.listdir(base) if n.endswith((".hpp", ".cuh")))
     low = 0

@@ -10,7 +10,7 @@
 #             racecheck on a subset, then the Python peers of the sum, the
 #             trainer and host data
 #
-#   prepare    unpack the programs scripts/gpu-bundle.sh built (.gpu-bundle/
+#   prepare    unpack the programs scripts/gpu/bundle.sh built (.gpu-bundle/
 #              prebuilt.tar.xz) when their source hash is this tree's, and find
 #              the image's cuBLAS and NCCL; otherwise build the same programs
 #              here from source (the bundle's GoogleTest and Google Benchmark)
@@ -20,11 +20,11 @@
 #   sanitize   compute-sanitizer on small cases that reach every kernel, side by side
 #   peers      the sum, the trainer and host data in NumPy/CuPy/PyTorch/Numba
 #
-#   scripts/gpu-check.sh --call 1|2 [--out DIR] [--bundle DIR] [--budget S] [--only S,...]
+#   scripts/gpu/check.sh --call 1|2 [--out DIR] [--bundle DIR] [--budget S] [--only S,...]
 #                        [--no-prebuilt] [--hide-system-packages] [--bench-filter RE] [--bench-sizes LIST]
 #
 #   --out DIR        where results go (default: bench/results/<date>_<gpu>)
-#   --bundle DIR     what scripts/gpu-bundle.sh made (default: .gpu-bundle)
+#   --bundle DIR     what scripts/gpu/bundle.sh made (default: .gpu-bundle)
 #   --budget S       seconds for the whole call (default: 285 for call 1, 225 for
 #                    call 2); every step gets what is left under its own cap, and a
 #                    step that would start with under 5 s left is skipped and says so
@@ -41,8 +41,8 @@
 # peer_host_pipeline.json. Commit both calls' files in one folder,
 # bench/results/<date>_<gpu>/; bench/compare.py reads it whole.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-. scripts/gpu-common.sh
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+. scripts/gpu/programs.sh
 export PATH="/usr/local/cuda/bin:${PATH}"
 export PYTHONUNBUFFERED=1
 
@@ -92,7 +92,7 @@ log="$out/log-$call.txt"
 : > "$log"
 build=build-gpu
 jobs=$(nproc)
-# A copied tree has no git: hash the files the bundle recorded (scripts/gpu-common.sh).
+# A copied tree has no git: hash the files the bundle recorded (scripts/gpu/programs.sh).
 export FUSEKIT_SOURCE_LIST="$bundle/SOURCE_FILES"
 tmp=$(mktemp -d)  # scratch outside $out: only the result files go there
 trap 'rm -rf "$tmp"' EXIT
@@ -217,7 +217,7 @@ resolve_libraries() {
 
 unpack_prebuilt() {
   local pack="$bundle/prebuilt.tar.xz"
-  [ -f "$pack" ] || { say "prepare: no $pack (scripts/gpu-bundle.sh makes it)"; return 1; }
+  [ -f "$pack" ] || { say "prepare: no $pack (scripts/gpu/bundle.sh makes it)"; return 1; }
   rm -rf "$build/prebuilt"
   mkdir -p "$build/prebuilt"
   tar -xJf "$pack" -C "$build/prebuilt" >> "$log" 2>&1 || { say "prepare: $pack does not unpack"; return 1; }

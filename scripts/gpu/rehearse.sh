@@ -4,18 +4,18 @@
 # Rehearses the GPU machine's two calls here, as that machine will see them:
 # GoogleTest and Google Benchmark hidden (headers, libraries, CMake packages
 # and sources, behind empty mounts in a private mount namespace), the bundle
-# of scripts/gpu-bundle.sh in .gpu-bundle, and each call's files in a folder
+# of scripts/gpu/bundle.sh in .gpu-bundle, and each call's files in a folder
 # of its own, as the device tool's $OUT. Then prints each call's stage times.
 #
-#   scripts/gpu-rehearse.sh [OUT]          (default: /tmp/gpu-rehearsal; needs root for unshare)
-#   scripts/gpu-rehearse.sh OUT --source   the same, building the programs from source
+#   scripts/gpu/rehearse.sh [OUT]          (default: /tmp/gpu-rehearsal; needs root for unshare)
+#   scripts/gpu/rehearse.sh OUT --source   the same, building the programs from source
 #                                          (the fallback when the prebuilt ones cannot run),
 #                                          with a budget that lets 2 cores finish, to time it
 #
 # Without a GPU the GPU cases skip, and the benches run a few CPU cases at a
 # small size instead of their GPU runs, so that every file still gets written.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${1:-/tmp/gpu-rehearsal}
 extra=()
 if [ "${2:-}" = "--source" ]; then
@@ -24,7 +24,7 @@ if [ "${2:-}" = "--source" ]; then
   export FUSEKIT_BUILD_CAP=1400
   rm -rf build-gpu/source
 fi
-[ -d .gpu-bundle ] || { echo "gpu-rehearse: no .gpu-bundle (bash scripts/gpu-bundle.sh)" >&2; exit 2; }
+[ -d .gpu-bundle ] || { echo "gpu-rehearse: no .gpu-bundle (bash scripts/gpu/bundle.sh)" >&2; exit 2; }
 if ! nvidia-smi -L >/dev/null 2>&1; then
   extra+=(--bench-filter '^cpu/((copy|fused|unfused)/|(read|cub|deterministic)/f32/|plain_gram/f64/9x9x9)'
           --bench-sizes 2^16)
@@ -48,7 +48,7 @@ done
   echo "gpu-rehearse: GoogleTest and Google Benchmark hidden"
 for call in 1 2; do
   start=\$(date +%s)
-  bash scripts/gpu-check.sh --call \$call --out "\$out/call\$call" "\$@" > "\$out/call\$call.console" 2>&1
+  bash scripts/gpu/check.sh --call \$call --out "\$out/call\$call" "\$@" > "\$out/call\$call.console" 2>&1
   echo "call \$call: rc \$? in \$((\$(date +%s) - start)) s; \$(ls "\$out/call\$call" | wc -l) files: \$(ls "\$out/call\$call" | tr '\n' ' ')"
   grep -E "^stage times:|^\[[0-9]+s\] done" "\$out/call\$call/summary-\$call.txt"
 done

@@ -2,27 +2,27 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Packs what a bare GPU machine (CUDA, CMake, Python; no network, no test
-# libraries) needs to run scripts/gpu-check.sh, into one folder to carry:
+# libraries) needs to run scripts/gpu/check.sh, into one folder to carry:
 #
-#   scripts/gpu-bundle.sh [--sources-only] [DIR]      (default: .gpu-bundle, ignored by git)
+#   scripts/gpu/bundle.sh [--sources-only] [DIR]      (default: .gpu-bundle, ignored by git)
 #
-#   DIR/prebuilt.tar.xz  the GPU stages' programs (scripts/gpu-common.sh), built
+#   DIR/prebuilt.tar.xz  the GPU stages' programs (scripts/gpu/programs.sh), built
 #                        here for sm_90 from this tree, with the shared libraries
 #                        the image may lack (libcudart, libbenchmark, libgomp) and a
 #                        MANIFEST (commit, source hash, each program's needs);
 #                        SOURCE_FILES, the hashed files (git ls-files), also beside it;
-#                        gpu-check.sh runs them when the tree's hash matches.
+#                        gpu/check.sh runs them when the tree's hash matches.
 #   DIR/googletest/      GoogleTest, from Debian's googletest package (/usr/src/googletest)
 #   DIR/benchmark/       Google Benchmark, the upstream tarball of Debian's source package
 #
-# The sources are the fallback: gpu-check.sh builds from them (-DFUSEKIT_DEPS_DIR)
+# The sources are the fallback: gpu/check.sh builds from them (-DFUSEKIT_DEPS_DIR)
 # when the programs are missing, stale or cannot load there. cuBLAS and NCCL
 # are too large to carry (cuBLASLt alone is 540 MB): the image's are used, and
-# gpu-check.sh finds them (the toolkit's folders or the pip wheels). Versions
+# gpu/check.sh finds them (the toolkit's folders or the pip wheels). Versions
 # are this machine's: GoogleTest 1.12 and Google Benchmark 1.7.1 on Debian 12.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-. scripts/gpu-common.sh
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+. scripts/gpu/programs.sh
 prebuilt=1
 if [ "${1:-}" = "--sources-only" ]; then
   prebuilt=0
@@ -107,7 +107,7 @@ done
   done
 } > "$stage/MANIFEST"
 fusekit_source_hash . > "$stage/SOURCE_HASH"
-# The hashed files, by name: gpu-check.sh hashes the same list on a copied tree without git.
+# The hashed files, by name: gpu/check.sh hashes the same list on a copied tree without git.
 fusekit_source_files . > "$stage/SOURCE_FILES"
 cp "$stage/SOURCE_FILES" "$dest/SOURCE_FILES"
 tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" .

@@ -8,13 +8,13 @@ memory router, the reductions' ops (NaN, signed zeros, identities, the vector mi
 loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
-    scripts/mutation.py [--set planted|contract|all] [--jobs N] [--only ID,...] [--keep DIR]
-    scripts/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
+    scripts/check/mutation.py [--set planted|contract|all] [--jobs N] [--only ID,...] [--keep DIR]
+    scripts/check/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
 
 Prints one line per mutant and the score (killed / planted)."""
 import argparse, concurrent.futures, os, shutil, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 FLAGS = ["-O2", "-DNDEBUG", "-fopenmp", "-std=gnu++20", "-I", "include", "-I", "tests",
          "-I", CUDA + "/include/cccl", "-isystem", CUDA + "/include"]

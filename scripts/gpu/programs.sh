@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by scripts/gpu-bundle.sh and scripts/gpu-check.sh: what the GPU
+# Sourced by scripts/gpu/bundle.sh and scripts/gpu/check.sh: what the GPU
 # machine runs, where each program sits in a build tree, and the hash that
 # says whether prebuilt programs were built from this tree.
 
@@ -22,7 +22,7 @@ fusekit_program_path() {
 # headers, CMake files), one per line, sorted: exactly those that travel with a
 # copy of the working tree, which git names (tracked, and untracked but not
 # ignored: an in-source build folder never travels, so it is never listed).
-# Without git (a copied tree), the list that scripts/gpu-bundle.sh recorded.
+# Without git (a copied tree), the list that scripts/gpu/bundle.sh recorded.
 fusekit_source_files() {
   if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$1" && git ls-files --cached --others --exclude-standard -- include tests bench examples cmake CMakeLists.txt |

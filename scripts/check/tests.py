@@ -15,7 +15,7 @@
 Prints the test files per folder, then every rule broken, and exits 1 when
 one is.
 
-    scripts/check_tests.py [REPOSITORY]   (default: this repository)
+    scripts/check/tests.py [REPOSITORY]   (default: this repository)
 """
 import collections
 import os
@@ -27,7 +27,7 @@ SUITE = re.compile(r"^\s*(?:TEST|TEST_F|TYPED_TEST|TEST_P|RC_GTEST_PROP)\(\s*(\w
 
 
 def main(argv):
-    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     tests = os.path.join(root, "tests")
     detail = os.path.join(root, "include", "fusekit", "detail")
     mirrored = {d for d in os.listdir(detail) if os.path.isdir(os.path.join(detail, d))}

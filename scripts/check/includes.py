@@ -29,7 +29,7 @@ Prints every include that breaks a rule, with its line, and exits 1 when
 there is one. `--graph` prints the folder-level graph, with its edges that
 point back up.
 
-    scripts/check_includes.py [--graph] [INCLUDE_DIR]   (default: include/ of this repository)
+    scripts/check/includes.py [--graph] [INCLUDE_DIR]   (default: include/ of this repository)
 """
 import os
 import re
@@ -78,7 +78,7 @@ def problem(source, target):
     rs, rt = rank(fs), rank(ft)
     if rs is None or rt is None:
         unknown = fs if rs is None else ft
-        return f"{unknown} is in no layer: add it to DETAIL_LAYERS in scripts/check_includes.py"
+        return f"{unknown} is in no layer: add it to DETAIL_LAYERS in scripts/check/includes.py"
     if fs == ft:
         if fs.startswith("detail/") and not is_backend(source) and is_backend(target):
             return "a body both backends share includes a backend of its folder"
@@ -137,7 +137,7 @@ def cycle(graph):
 def main(argv):
     show_graph = "--graph" in argv
     argv = [a for a in argv if a != "--graph"]
-    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include")
+    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include")
     base = os.path.join(root, "fusekit")
     bad = 0
     graph = {}

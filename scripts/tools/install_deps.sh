@@ -17,7 +17,7 @@ command -v g++ >/dev/null || need+=(g++)
 # Open MPI: fusekit::mpi, its tests (mpirun with 1 to 4 ranks) and example 04.
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
 command -v mpirun >/dev/null || need+=(openmpi-bin)
-# venv for the Python package's test (scripts/test-python.sh; Debian splits it out).
+# venv for the Python package's test (scripts/check/python_package.sh; Debian splits it out).
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then
   echo "installing: ${need[*]}"

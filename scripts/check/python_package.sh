@@ -6,9 +6,9 @@
 #               skip without a device);
 #   - cpu-only: as a machine without the CUDA toolkit builds it: the CPU
 #               backend alone, CCCL's headers from the nvidia-cuda-cccl wheel.
-#   scripts/test-python.sh [full|cpu-only]...     (default: both)
+#   scripts/check/python_package.sh [full|cpu-only]...     (default: both)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for kind in "${@:-full cpu-only}"; do

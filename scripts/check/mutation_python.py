@@ -4,14 +4,14 @@
 each against the package's pytest suite: a mutant is killed when a test fails.
 Each runs on a copy of the installed package (its compiled module included),
 put first on PYTHONPATH, so the installation itself is never changed. The
-compiled calls are the C++ library's, which scripts/mutation.py covers.
+compiled calls are the C++ library's, which scripts/check/mutation.py covers.
 
-    python3 scripts/mutation_python.py [--python PATH]     (an interpreter with fusekit installed)
+    python3 scripts/check/mutation_python.py [--python PATH]     (an interpreter with fusekit installed)
 
 Prints one line per mutant and the score (killed / planted)."""
 import argparse, os, shutil, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # (file under python/fusekit, the text, its replacement)
 MUTANTS = [
