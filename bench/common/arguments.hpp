@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Command-line helpers of the benches, plain C++ (tests/bench_support_test.cpp).
+// Command-line helpers of the benches, plain C++ (tests/bench/support_test.cpp).
 
 #include <string>
 #include <vector>

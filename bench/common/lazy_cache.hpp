@@ -2,7 +2,7 @@
 #pragma once
 // A cache of benchmark data by key, built on first use. With `keep_one`, only
 // the most recent entry lives: the GPU data of one size at a time (2^28 values
-// take a GB per type). Host code only; tests/bench_support_test.cpp checks it.
+// take a GB per type). Host code only; tests/bench/support_test.cpp checks it.
 
 #include <map>
 #include <memory>

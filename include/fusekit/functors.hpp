@@ -91,7 +91,7 @@ using compute_t = typename detail::compute_type<Ts...>::type;
 
 /// Largest error of `tanh_activate` in float, in ulp of the exact result, for
 /// normal x: in every host build (-ffast-math included) and on the device by
-/// default (measured exhaustively over every float, tests/functors_test.cpp).
+/// default (measured exhaustively over every float, tests/elementwise/functors_test.cpp).
 inline constexpr double tanh_float_max_ulp = 1.6;
 
 /// ... on the device under `nvcc --use_fast_math`, whose approximate division
