@@ -36,8 +36,6 @@ using fusekit::test::make_raw_problem;
 using fusekit::test::problem;
 using fusekit::test::relative_error;
 using fusekit::test::relative_gradient;
-template <class T>
-using cmatrix = fusekit::matrix<const T>;
 
 TEST(ConjugateGradient, WithJacobiSolvesRawUnitDataInDouble) {
   auto const p = make_raw_problem<double>(300, 12, 3, 21, 0.1);

@@ -34,7 +34,6 @@ using fusekit::test::device_buffer;
 using fusekit::test::expect_same_fit;
 using fusekit::test::gpu_fit;
 using fusekit::test::make_problem;
-using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
 

@@ -23,16 +23,11 @@
 
 namespace {
 
-using fusekit::fit_status;
 using fusekit::gd_formulation;
-using fusekit::gd_method;
 using fusekit::gd_options;
-using fusekit::test::cpu_fit;
 using fusekit::test::device_buffer;
-using fusekit::test::expect_same_fit;
 using fusekit::test::gpu_fit;
 using fusekit::test::make_problem;
-using fusekit::test::problem;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
 

@@ -28,12 +28,8 @@
 
 namespace {
 
-using fusekit::reduce_algorithm;
 using fusekit::test::floats;
-using fusekit::test::ieee_minimum;
-using fusekit::test::lengths;
 using fusekit::test::same_value;
-using fusekit::test::tile;
 
 // predict: Y_hat[k, n] = Σ_l X[k, l]·W[n, l], summed in l order from 0,
 // the same bits as that loop, for any shape (K = 0 included).

@@ -22,18 +22,14 @@ namespace {
 
 using fusekit::fit_status;
 using fusekit::gd_formulation;
-using fusekit::gd_method;
 using fusekit::gd_options;
 using fusekit::gd_preconditioner;
 using fusekit::stop_rule;
 using fusekit::test::cg_jacobi;
 using fusekit::test::cpu_fit;
 using fusekit::test::least_squares_reference;
-using fusekit::test::make_problem;
 using fusekit::test::make_raw_problem;
-using fusekit::test::problem;
 using fusekit::test::relative_error;
-using fusekit::test::relative_gradient;
 template <class T>
 using cmatrix = fusekit::matrix<const T>;
 
