@@ -6,8 +6,7 @@
 // element of every memory-kind mix reaches the output through the right
 // slots; the staging is exactly what staging_for sizes; and when anything
 // throws mid-walk, the copy streams are joined into the caller's stream before
-// the staging goes back. Also the threaded host copy, with the thread count
-// as a parameter, so that its threads run on any machine.
+// the staging goes back.
 #include <fusekit/detail/host_data/walk.hpp>
 
 #include <gtest/gtest.h>
@@ -18,10 +17,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -280,87 +277,6 @@ TEST(PipelineWalk, AThrowJoinsTheCopyStreamsBeforeTheStagingGoesBack) {
     EXPECT_LT(join - log.begin(), release - log.begin());
     EXPECT_EQ(release + 1, log.end()) << "nothing after the staging goes back";
   }
-}
-
-std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v) { b = static_cast<std::byte>(rng() & 0xff); }
-  return v;
-}
-
-// The one memory router of the GPU backends: the device path exactly when
-// every input and output is device memory, with the inputs' pointers in order.
-TEST(RouteByMemory, DevicePathOnlyWhenEverythingIsDeviceMemory) {
-  std::array<std::byte, 3> bytes{};
-  auto const view = [&](int k, memory_space s) { return pipeline_view{&bytes[static_cast<std::size_t>(k)], 4, s}; };
-  auto const route = [&](memory_space in0, memory_space in1, memory_space out) {
-    std::array<pipeline_view, 2> const ins{view(0, in0), view(1, in1)};
-    return fusekit::detail::route_by_memory(
-        ins, std::array<memory_space, 1>{out},
-        [&](const std::array<const std::byte*, 2>& p) {
-          EXPECT_EQ(p[0], &bytes[0]);
-          EXPECT_EQ(p[1], &bytes[1]);
-          return std::string("device");
-        },
-        [] { return std::string("host"); });
-  };
-  constexpr memory_space d = memory_space::device, pinned = memory_space::pinned, pageable = memory_space::pageable;
-  EXPECT_EQ(route(d, d, d), "device");
-  for (memory_space other : {pinned, pageable, memory_space::unknown}) {
-    EXPECT_EQ(route(other, d, d), "host");
-    EXPECT_EQ(route(d, other, d), "host");
-    EXPECT_EQ(route(d, d, other), "host");
-  }
-  // No outputs (a reduction's result, a fit's W: handled by on_device): the
-  // inputs decide; a device path that takes no pointers is called without them.
-  std::array<pipeline_view, 1> const one{view(2, d)};
-  EXPECT_TRUE(fusekit::detail::route_by_memory(
-      one, std::array<memory_space, 0>{}, [] { return true; }, [] { return false; }));
-  std::array<pipeline_view, 1> const host{view(2, pinned)};
-  EXPECT_FALSE(fusekit::detail::route_by_memory(
-      host, std::array<memory_space, 0>{}, [] { return true; }, [] { return false; }));
-}
-
-TEST(HostCopy, EveryThreadCountCopiesEveryByte) {
-  std::size_t const mib = std::size_t{1} << 20;
-  for (int threads : {0, 1, 2, 3, 4, 7}) {
-    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, mib - 1, mib, 2 * mib + 1, 3 * mib + 17, 9 * mib + 5}) {
-      auto const src = random_bytes(bytes, static_cast<unsigned>(bytes + threads));
-      std::vector<std::byte> dst(bytes + 1, std::byte{0x5a});
-      fusekit::detail::host_copy(dst.data(), src.data(), bytes, threads);
-      ASSERT_TRUE(std::equal(src.begin(), src.end(), dst.begin())) << threads << " threads, " << bytes << " bytes";
-      ASSERT_EQ(dst[bytes], std::byte{0x5a}) << "wrote past the end";
-    }
-  }
-  // The helpers are started once, as many as the largest copy asked for, and reused.
-  std::size_t const started = fusekit::detail::host_copy_pool::instance().threads_started();
-  EXPECT_GE(started, 2u);  // the 3-thread copies ran on helpers, even on a machine of 2 processors
-  EXPECT_LE(started, 6u);
-  auto const src = random_bytes(4 * mib, 1);
-  std::vector<std::byte> dst(src.size());
-  for (int k = 0; k < 50; ++k) { fusekit::detail::host_copy(dst.data(), src.data(), src.size(), 4); }
-  EXPECT_EQ(fusekit::detail::host_copy_pool::instance().threads_started(), started);
-  EXPECT_EQ(dst, src);
-}
-
-TEST(HostCopy, ConcurrentCallersEachGetTheirBytes) {
-  std::size_t const bytes = (std::size_t{5} << 20) + 3;
-  std::vector<std::thread> callers;
-  std::vector<int> good(4, 0);
-  for (int c = 0; c < 4; ++c) {
-    callers.emplace_back([&, c] {
-      auto const src = random_bytes(bytes, static_cast<unsigned>(100 + c));
-      std::vector<std::byte> dst(bytes);
-      for (int k = 0; k < 10; ++k) {
-        std::fill(dst.begin(), dst.end(), std::byte{0});
-        fusekit::detail::host_copy(dst.data(), src.data(), bytes, 3);
-        good[static_cast<std::size_t>(c)] += dst == src ? 1 : 0;
-      }
-    });
-  }
-  for (auto& t : callers) { t.join(); }
-  EXPECT_EQ(good, std::vector<int>(4, 10));
 }
 
 }  // namespace
