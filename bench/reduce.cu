@@ -202,10 +202,13 @@ FUSEKIT_TARGET_AVX2 float read_range(const float* x, std::int64_t begin, std::in
 
 float read_all(const float* x, std::int64_t n) {
   fusekit::cpu const policy{};
-  std::vector<float> parts(static_cast<std::size_t>(fusekit::detail::cpu_thread_count(policy)), 0.0f);
-  fusekit::detail::cpu_for_ranges(policy, n, [&](int part, std::int64_t begin, std::int64_t end) {
-    parts[static_cast<std::size_t>(part)] = read_range(x, begin, end);
-  });
+  // The sums' own chunks and threads (detail/core/cpu_pool.hpp), so the read is paced as they are.
+  fusekit::detail::cpu_chunks const split = fusekit::detail::cpu_split(n, fusekit::cpu_thread_tuning::values_grain);
+  std::vector<float> parts(static_cast<std::size_t>(split.chunks), 0.0f);
+  fusekit::detail::cpu_for_chunks(policy, split, n, fusekit::cpu_thread_tuning::values_parallel_from,
+                                  [&](std::int64_t part, std::int64_t begin, std::int64_t end) {
+                                    parts[static_cast<std::size_t>(part)] = read_range(x, begin, end);
+                                  });
   float total = 0;
   for (float p : parts) { total += p; }
   return total;

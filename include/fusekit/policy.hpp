@@ -6,7 +6,7 @@
 ///
 ///     fusekit::cuda gpu{stream};                  // temporaries from fusekit's pool, in stream order
 ///     fusekit::cuda pooled{stream, my_pool};      // any cuda::mr-style async resource, e.g. an rmm pool
-///     fusekit::cpu host{4};                       // four OpenMP threads
+///     fusekit::cpu host{4};                       // the calling thread and up to three helpers
 ///
 /// * `fusekit::cuda{stream, memory}` — runs on the current CUDA device,
 ///   asynchronously on `stream` (a `cudaStream_t` or `cuda::stream_ref`; default:
@@ -21,10 +21,13 @@
 ///   trainer's cuBLAS handle is cached per device and host thread. Launch
 ///   shapes come from `tuning_for(compute capability)`, or from the caller's
 ///   `policy.with(tuning)` (tuning.hpp).
-/// * `fusekit::cpu{threads}` — runs on the host with OpenMP (`threads == 0`: the
-///   OpenMP default; without OpenMP, one thread). Synchronous. A negative count
-///   throws `fusekit::invalid_argument`; more than 4 threads per processor are
-///   clamped to 4 per processor. Small calls run on the calling thread alone.
+/// * `fusekit::cpu{threads}` — runs on the host: on the calling thread and up to
+///   `threads − 1` helper threads of fusekit's pool that are running; a call
+///   never waits for a helper that has not taken a chunk of its work
+///   (`threads == 0`: the process default, threads.hpp). Synchronous. A
+///   negative count throws `fusekit::invalid_argument`; more than 4 threads per
+///   processor are clamped to 4 per processor. Small calls run on the calling
+///   thread alone.
 ///
 /// Both policies exist for every compiler. A translation unit compiled by a
 /// host compiler can name `fusekit::cuda`, but an algorithm called with it
@@ -215,12 +218,13 @@ struct cuda {
   }
 };
 
-/// Run on the host. `threads == 0` lets OpenMP choose; see the file comment for the limits.
+/// Run on the host. `threads == 0`: the process default (threads.hpp); see the file comment for the limits.
 /// `deterministic` reductions and fits do not depend on the thread count
 /// (they add in a fixed order), so `cpu{1}` and `cpu{16}` give the same bits;
 /// the other reduction algorithms may change with it, as on the GPU.
 struct cpu {
-  int threads = 0;  ///< OpenMP threads; 0: OpenMP's default; negative: rejected by every call
+  int threads =
+      0;  ///< threads at most, the caller's included; 0: the process default; negative: rejected by every call
 };
 
 /// Number of CUDA devices usable by this process; 0 when there is none, when

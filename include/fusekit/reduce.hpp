@@ -13,11 +13,11 @@
 /// |----------------|--------------------------------------|---------------------------------------------|------------|-------------------------|
 /// | `naive_atomic` | one atomicAdd per element (the teaching baseline; every add serializes on one address) | one host
 /// atomic per element (cuda::atomic_ref) from every thread: the slowest, for the same reason | differs | differs | |
-/// `block_atomic` | grid-stride sums per thread, cub::BlockReduce, one atomicAdd per block | a sum per thread in the
-/// accumulator type (8 SIMD lanes), one atomic per thread | differs (floating point) | differs | | `cub`          |
+/// `block_atomic` | grid-stride sums per thread, cub::BlockReduce, one atomicAdd per block | a sum per chunk of 2^15
+/// values in the accumulator type (8 SIMD lanes), one atomic per chunk | differs (floating point) | differs | | `cub` |
 /// cub::DeviceReduce (two passes, temporary storage) | the parallel sum: blocks of 4096 summed in double, rounded once
-/// (no atomics) | same for one thread count | differs | | `deterministic`| fixed-order tree over 8192-value tiles
-/// (detail/reduce/tree.hpp) | the same tree, the same function | same | same bits, CPU included |
+/// (no atomics) | same (the chunks depend on n alone) | differs | | `deterministic`| fixed-order tree over 8192-value
+/// tiles (detail/reduce/tree.hpp) | the same tree, the same function | same | same bits, CPU included |
 ///
 /// Each name runs its algorithm on both backends, so a laptop shows what an
 /// H200 does: atomics in float lose digits and change run to run (with more
@@ -36,10 +36,10 @@
 /// | algorithm      | |computed − exact| ≤                                   |
 /// |----------------|--------------------------------------------------------|
 /// | `naive_atomic` | (n − 1)·u·S — any order, so the sequential worst case (GPU and CPU) |
-/// | `block_atomic` | GPU: (n/T + 10 + B)·u·S, T threads, B ≤ 2·SMs blocks; CPU: (n/(8P) + 8 + P)·u·S, P threads |
-/// | `cub`          | GPU: (n/T + log2 n)·u·S; CPU: u·|S_exact| + (4096/8 + 8 + n/4096)·2^-53·S (summed in double,
-/// rounded once) | | `deterministic`| (40·L)·u·S, L = levels of the tree = ⌈log_8192 n⌉ (1 to 3 in practice) | |
-/// integers       | exact (64-bit wrap-around on overflow)                  |
+/// | `block_atomic` | GPU: (n/T + 10 + B)·u·S, T threads, B ≤ 2·SMs blocks; CPU: (n/(8P) + 8 + P)·u·S, P = ⌈n/2^15⌉
+/// chunks | | `cub`          | GPU: (n/T + log2 n)·u·S; CPU: u·|S_exact| + (4096/8 + 8 + n/4096)·2^-53·S (summed in
+/// double, rounded once) | | `deterministic`| (40·L)·u·S, L = levels of the tree = ⌈log_8192 n⌉ (1 to 3 in practice) |
+/// | integers       | exact (64-bit wrap-around on overflow)                  |
 ///
 /// Sizes: n = 0 gives 0; n above 2^31 works (64-bit indices); NaN and ±inf
 /// propagate as IEEE addition says (inf + −inf = NaN). An op passed to

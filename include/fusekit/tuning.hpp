@@ -135,6 +135,34 @@ struct cpu_stream_tuning {
   static constexpr std::int64_t stream_stores_from_bytes = std::int64_t{32} << 20;
 };
 
+/// The CPU backend's threads (detail/core/cpu_pool.hpp): each loop is cut into
+/// chunks that the calling thread and the pool's running helpers claim one at
+/// a time, and helpers are woken only for a loop whose work reaches its
+/// `*_parallel_from`: below it the caller finishes before a woken helper can
+/// take a chunk (a helper's wake-up costs tens of microseconds on a quiet
+/// machine, and a loaded one may not run it at all). Chunk sizes are functions
+/// of the loop's size alone, never of the thread count, so results built from
+/// per-chunk parts have the same bits for every `cpu{N}`. Chosen by the
+/// crossover sweep in docs/performance.md, "Under load".
+struct cpu_thread_tuning {
+  /// `transform` and `hidden_layer`: elements per chunk (64 KiB of float
+  /// output), and the elements from which helpers join.
+  static constexpr std::int64_t transform_grain = std::int64_t{1} << 14;
+  static constexpr std::int64_t transform_parallel_from = std::int64_t{1} << 16;
+  /// The `cub` CPU sum: blocks of 4096 values per chunk, and the values from which helpers join.
+  static constexpr std::int64_t sum_grain_blocks = 8;
+  static constexpr std::int64_t sum_parallel_from = std::int64_t{1} << 18;
+  /// The deterministic tree: 8192-value tiles per chunk, and the values from which helpers join.
+  static constexpr std::int64_t tree_grain_tiles = 4;
+  static constexpr std::int64_t tree_parallel_from = std::int64_t{1} << 18;
+  /// The atomics and the reductions by other ops: values per chunk, and from which helpers join.
+  static constexpr std::int64_t values_grain = std::int64_t{1} << 15;
+  static constexpr std::int64_t values_parallel_from = std::int64_t{1} << 18;
+  /// The trainer's loops: multiply-adds per chunk of rows, and from which helpers join.
+  static constexpr std::int64_t train_chunk_work = std::int64_t{1} << 15;
+  static constexpr std::int64_t train_parallel_from = std::int64_t{1} << 17;
+};
+
 /// Every algorithm's tuning.
 struct tuning {
   elementwise_tuning elementwise;

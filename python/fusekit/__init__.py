@@ -9,7 +9,8 @@ and PyTorch tensors, without copying them (DLPack).
     W, report = fk.fit(X, Y, fk.GdOptions.recommended())
     Y_hat = fk.predict(X, W)
 
-Host arrays run on the CPU backend (OpenMP threads and SIMD), CUDA arrays on
+Host arrays run on the CPU backend (fusekit's threads and SIMD; see
+set_num_threads), CUDA arrays on
 the GPU, on the framework's current stream (CuPy's current stream,
 torch.cuda.current_stream()), without synchronizing: results come back in
 the input's framework. The GIL is released while C++ runs. Bad arguments
@@ -19,7 +20,8 @@ types), with fusekit's message, before anything runs.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Tuple
+import contextlib
+from typing import Any, Iterator, Optional, Tuple
 
 from . import _core
 from ._core import (  # noqa: F401  (the public enums and option types)
@@ -42,6 +44,7 @@ __all__ = [
     "COMPOSITIONS", "sum", "reduce", "ALGORITHMS", "fit", "predict", "LinearAssociation",
     "GdOptions", "GdMethod", "GdPreconditioner", "GdFormulation", "GdInit", "FitStatus", "StopRule", "FitPath",
     "FitReport", "OutputReport", "FitProgress", "has_cuda", "has_half_types", "cuda_device_count",
+    "set_num_threads", "get_num_threads", "threads",
 ]
 
 #: Whether this build has the GPU backend (it was built where nvcc was found).
@@ -52,6 +55,48 @@ cuda_device_count = _core.cuda_device_count
 
 #: The reduction algorithms, as the C++ enum names them (reduce.hpp's table).
 ALGORITHMS = ("deterministic", "cub", "block_atomic", "naive_atomic")
+
+
+# ---------------------------------------------------------------- CPU threads
+
+def _check_thread_count(function: str, n) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"fusekit.{function}: n is {n!r}; it must be 0 (the default) or a positive int")
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Sets how many threads the CPU backend uses, for the whole process (the
+    calling thread included; 0: the default, which is FUSEKIT_NUM_THREADS,
+    else OMP_NUM_THREADS, else the processors this process may use).
+
+    fusekit's threads are its own: a call works on the calling thread and
+    helper threads join it only if they are running, so a busy machine costs
+    a call at most its one-thread time. threadpoolctl does not see them: use
+    this function, or the `threads` context manager, instead."""
+    _core.set_default_threads(_check_thread_count("set_num_threads", n))
+
+
+def get_num_threads() -> int:
+    """The number of threads the CPU backend uses now (set_num_threads)."""
+    return _core.default_threads()
+
+
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """Within the block, the CPU backend uses `n` threads (0: the default);
+    the previous setting comes back after it, also on an exception.
+
+        with fk.threads(1):
+            y = fk.hidden_layer(grey, w)      # on the calling thread alone
+
+    The setting is the process's, as set_num_threads's is."""
+    before = _core.default_threads_setting()
+    _core.set_default_threads(_check_thread_count("threads", n))
+    try:
+        yield
+    finally:
+        _core.set_default_threads(before)
 
 
 # ----------------------------------------------------------------- elementwise

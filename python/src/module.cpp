@@ -8,6 +8,8 @@
 
 #include "calls_fwd.hpp"
 
+#include <fusekit/threads.hpp>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -508,4 +510,12 @@ NB_MODULE(_core, m) {
   m.def(
       "cuda_device_count", [] { return fusekit::cuda_device_count(); },
       "CUDA devices this process can use (0 without a driver or a GPU)");
+  m.def(
+      "set_default_threads", [](int n) { fusekit::set_default_threads(n); }, "n"_a,
+      "The CPU backend's thread count for the process (0: the default); fusekit.set_num_threads checks it");
+  m.def(
+      "default_threads_setting", [] { return fusekit::detail::cpu_default_threads_setting().load(); },
+      "What set_default_threads last set (0: none)");
+  m.def(
+      "default_threads", [] { return fusekit::default_threads(); }, "The CPU backend's thread count now");
 }

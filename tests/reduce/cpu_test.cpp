@@ -152,10 +152,9 @@ long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum, lo
   }
   if (a == reduce_algorithm::naive_atomic) { return terms * u * abs_sum; }
   if (a == reduce_algorithm::block_atomic) {
-    // P threads: one below the parallel threshold, else the policy's count.
-    long double const p = n < static_cast<std::size_t>(fusekit::detail::cpu_parallel_threshold)
-                              ? 1.0L
-                              : static_cast<long double>(fusekit::detail::cpu_thread_count(fusekit::cpu{}));
+    // P partials, one per chunk of values (reduce.hpp: a partial per chunk of 2^15 values).
+    long double const p = static_cast<long double>(
+        fusekit::detail::cpu_split(static_cast<std::int64_t>(n), fusekit::cpu_thread_tuning::values_grain).chunks);
     return (terms / (8 * p) + 8 + p + 1) * u * abs_sum;
   }
   return u * fabsl(exact) + (4096.0L / 8 + 8 + terms / 4096 + 1) * 0x1p-53L * abs_sum;

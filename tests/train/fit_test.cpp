@@ -445,18 +445,4 @@ TEST(CpuFit, ProgressAndSummaryNameHowTheOutputsEnded) {
   EXPECT_NE(diverged.summary().find("leave learning_rate unset"), std::string::npos) << diverged.summary();
 }
 
-// Small CG fits run on the calling thread (docs/trainer.md, "Under load"): K·L·(L + N)
-// + N·L³ below 2^22; larger ones, and plain and Nesterov descent, keep the
-// caller's policy. Extents whose work passes 2^63 do not overflow the rule.
-TEST(FitPolicy, SmallConjugateGradientFitsRunOnOneThread) {
-  using fusekit::detail::fit_policy;
-  fusekit::gd_options const cg = fusekit::gd_options::recommended();
-  fusekit::cpu const team{2};
-  EXPECT_EQ(fit_policy(team, cg, 200, 16, 200).threads, 1);
-  EXPECT_EQ(fit_policy(team, cg, 200, 32, 200).threads, 2);   // 8.0e6 of work
-  EXPECT_EQ(fit_policy(team, cg, 100000, 16, 1).threads, 2);  // the Gram matrix alone: 2.7e7
-  EXPECT_EQ(fit_policy(team, fusekit::gd_options{}, 200, 16, 200).threads, 2);
-  EXPECT_EQ(fit_policy(team, cg, std::int64_t{1} << 62, 1 << 20, 1 << 20).threads, 2);
-}
-
 }  // namespace

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// How the CPU backend runs a loop in parallel: OpenMP threads over contiguous ranges, and
-/// inside a range one SIMD loop compiled for the baseline ISA and, on x86-64
+/// How the CPU backend runs a loop in parallel: chunks of contiguous ranges on
+/// the calling thread and the helpers of fusekit's pool that are running
+/// (detail/core/cpu_pool.hpp), and inside a range one SIMD loop compiled for the baseline ISA and, on x86-64
 /// with gcc or clang, for AVX2+FMA, picked at run time. A header-only library
 /// cannot count on its users' -march, and 8-wide vectors are what keep the
 /// fused layer near the memory bandwidth (about 3.5× the SSE2 loop).
@@ -11,20 +12,22 @@
 /// from a function compiled with `target("avx2,fma")` and `flatten`, into
 /// which f and the loop in it are inlined and vectorized (in .cpp and .cu
 /// files alike).
-/// OpenMP regions stay outside f: GCC outlines a region in the function that
-/// holds the pragma, before any inlining.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/core/cpu_pool.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce_types.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <type_traits>
 
-#if FUSEKIT_HAS_OPENMP
-#include <omp.h>
+#if defined(__linux__) && defined(__GLIBC__)
+#include <sched.h>
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(FUSEKIT_NO_CPU_DISPATCH)
@@ -48,35 +51,68 @@ inline namespace core {
 /// `cpu{threads}` above this many threads per processor is clamped to it.
 inline constexpr int cpu_thread_limit_per_processor = 4;
 
-/// Below this many elements a loop runs on the calling thread: starting a
-/// thread team costs more than the work.
-inline constexpr std::int64_t cpu_parallel_threshold = 1 << 15;
+/// The processors this process may run on (its affinity mask), counted once.
+inline int cpu_processors() {
+  static int const count = [] {
+#if defined(__linux__) && defined(__GLIBC__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) { return CPU_COUNT(&set); }
+#endif
+    unsigned const n = std::thread::hardware_concurrency();
+    return n > 0 ? static_cast<int>(n) : 1;
+  }();
+  return count;
+}
 
-/// A conjugate-gradient fit of less work than this in all (K·L·(L + N) for
-/// the Gram matrix and N·L³ for the iterations: a few milliseconds) runs on
-/// the calling thread: a team saves nothing there, and with a busy process
-/// beside it one descheduled thread stalls the whole call (detail/train/cpu.hpp;
-/// the measurement is in docs/performance.md).
-inline constexpr std::int64_t cpu_small_fit_work = std::int64_t{1} << 22;
+/// The count `cpu{}` uses when none is set: FUSEKIT_NUM_THREADS, else
+/// OMP_NUM_THREADS (its first number), else the processors; read once.
+inline int cpu_environment_threads() {
+  static int const count = [] {
+    for (const char* name : {"FUSEKIT_NUM_THREADS", "OMP_NUM_THREADS"}) {
+      const char* const text = std::getenv(name);
+      if (text == nullptr) { continue; }
+      char* end = nullptr;
+      long const n = std::strtol(text, &end, 10);
+      if (end != text && n > 0) { return n < 1L << 20 ? static_cast<int>(n) : 1 << 20; }
+    }
+    return cpu_processors();
+  }();
+  return count;
+}
 
-/// The threads a CPU call uses: OpenMP's default for 0, else `threads` up to 4
-/// per processor (more only adds contention, and a huge team exhausts memory:
-/// `cpu{INT_MAX}` used to end the process). A negative count is rejected.
+/// The process-wide count set by fusekit::set_default_threads (0: none set).
+inline std::atomic<int>& cpu_default_threads_setting() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+/// The threads a CPU call uses: the default count for 0 (above), else
+/// `threads` up to 4 per processor (more only adds contention). A negative
+/// count is rejected, before anything runs.
 inline int cpu_thread_count(const cpu& policy) {
   FUSEKIT_EXPECTS(policy.threads >= 0, "fusekit::cpu: threads is " + std::to_string(policy.threads) +
-                                           "; it must be 0 (OpenMP's default) or a positive count");
-#if FUSEKIT_HAS_OPENMP
-  if (policy.threads == 0) { return omp_get_max_threads(); }
-  // At most 4 threads are never clamped (every machine has a processor), so
-  // they ask OpenMP nothing; the processors are counted once, not per call
-  // (omp_get_num_procs reads the affinity mask: about 0.4 µs a call).
-  if (policy.threads <= cpu_thread_limit_per_processor) { return policy.threads; }
-  static int const most = cpu_thread_limit_per_processor * omp_get_num_procs();
-  return policy.threads < most ? policy.threads : most;
-#else
-  return 1;
-#endif
+                                           "; it must be 0 (the default count) or a positive count");
+  int threads = policy.threads;
+  if (threads == 0) {
+    int const set = cpu_default_threads_setting().load(std::memory_order_relaxed);
+    threads = set > 0 ? set : cpu_environment_threads();
+  }
+  // At most 4 threads are never clamped (every machine has a processor).
+  if (threads <= cpu_thread_limit_per_processor) { return threads; }
+  static int const most = cpu_thread_limit_per_processor * cpu_processors();
+  return threads < most ? threads : most;
 }
+
+/// How a CPU loop is cut and when helper threads join it. The chunks are a
+/// function of the loop's size alone, so a result built from per-chunk parts
+/// has the same bits for every thread count. `parallel_from` is the work (in
+/// the loop's own unit, elements for the elementwise and sum loops) below
+/// which a helper cannot arrive and finish a chunk before the caller is done
+/// (docs/performance.md, "Under load"): such a loop runs on the caller.
+struct cpu_loop {
+  std::int64_t grain;          ///< items per chunk
+  std::int64_t parallel_from;  ///< least work at which helpers are woken
+};
 
 /// Whether this CPU runs the AVX2+FMA code.
 inline bool cpu_has_avx2_fma() {
@@ -142,7 +178,7 @@ auto isa_dispatch_vectors(const F& f) {
 
 /// op called through a noexcept operator(): an exception from the caller's op
 /// calls std::terminate wherever the op runs: on the calling thread, in an
-/// OpenMP region (where GCC terminates anyway) or in a SIMD loop. One
+/// helper thread or in a SIMD loop. One
 /// behaviour for every algorithm and size, as std::execution::par has it.
 template <class Op>
 struct nothrow_op {
@@ -165,29 +201,29 @@ auto no_throw(const Op& op) {
   }
 }
 
-/// body(part, begin, end) over contiguous ranges that cover [0, count), part
-/// = 0, 1, ... one per thread; returns how many parts there may be (the thread
-/// count). `work` (default: count) is what the loop costs in elements: below
-/// cpu_parallel_threshold everything runs as part 0 on the calling thread.
+/// body(chunk, begin, end) for every chunk of `split` (begin < end unless
+/// the loop is empty), on the calling thread and on up to threads − 1 helpers
+/// that are running, when `work` reaches `parallel_from` (detail/core/cpu_pool.hpp).
+/// `threads` is a count cpu_thread_count gave.
 template <class Body>
-int cpu_for_ranges(const cpu& policy, std::int64_t count, const Body& body, std::int64_t work = -1) {
-  int const threads = cpu_thread_count(policy);
-  if ((work < 0 ? count : work) < cpu_parallel_threshold || threads <= 1 || count <= 1) {
-    body(0, std::int64_t{0}, count);
-    return 1;
-  }
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel num_threads(threads)
-  {
-    std::int64_t const team = omp_get_num_threads(), t = omp_get_thread_num();
-    std::int64_t const share = count / team, extra = count % team;
-    body(static_cast<int>(t), share * t + (t < extra ? t : extra), share * (t + 1) + (t + 1 < extra ? t + 1 : extra));
-  }
-  return threads;
-#else
-  body(0, std::int64_t{0}, count);
-  return 1;
-#endif
+void cpu_for_chunks(int threads, const cpu_chunks& split, std::int64_t work, std::int64_t parallel_from,
+                    const Body& body) {
+  std::int64_t helpers = work >= parallel_from ? threads - 1 : 0;
+  if (helpers > split.chunks - 1) { helpers = split.chunks - 1; }
+  cpu_run_chunks(split, static_cast<int>(helpers), body);
+}
+
+/// As above, with the policy's thread count.
+template <class Body>
+void cpu_for_chunks(const cpu& policy, const cpu_chunks& split, std::int64_t work, std::int64_t parallel_from,
+                    const Body& body) {
+  cpu_for_chunks(cpu_thread_count(policy), split, work, parallel_from, body);
+}
+
+/// body(chunk, begin, end) over [0, count) cut by `loop`; its work is count.
+template <class Body>
+void cpu_for_chunks(const cpu& policy, std::int64_t count, const cpu_loop& loop, const Body& body) {
+  cpu_for_chunks(policy, cpu_split(count, loop.grain), count, loop.parallel_from, body);
 }
 
 }  // namespace core

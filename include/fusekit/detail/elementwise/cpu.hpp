@@ -2,10 +2,9 @@
 #pragma once
 /// \file
 /// CPU backend of `transform` (contract in elementwise.hpp): one SIMD loop per
-/// thread over a contiguous range, in blocks that read the inputs ahead when
-/// the call's data is past the caches, and that store an output too large
-/// for the caches past them. The functors are branch-free, so gcc vectorizes
-/// the whole fused op (tanh included) without -ffast-math.
+/// chunk of contiguous elements (on the caller and the pool's running helpers), in blocks that read the inputs ahead
+/// when the call's data is past the caches, and that store an output too large for the caches past them. The functors
+/// are branch-free, so gcc vectorizes the whole fused op (tanh included) without -ffast-math.
 
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
@@ -25,6 +24,11 @@
 namespace fusekit {
 namespace detail {
 inline namespace elementwise {
+
+/// How `transform` is cut into chunks and from how many elements on helpers
+/// join (tuning.hpp, cpu_thread_tuning).
+inline constexpr cpu_loop cpu_transform_loop{cpu_thread_tuning::transform_grain,
+                                             cpu_thread_tuning::transform_parallel_from};
 
 /// Prefetches the lines of in[i + d, i + d + block), d = prefetch_ahead_bytes
 /// in elements, when they lie before `end`.
@@ -66,7 +70,7 @@ template <class Out, class Op, class... Ins>
 void cpu_transform_streamed(const cpu& policy, transform_streaming how, std::int64_t n, const Op& op, Out* out,
                             const Ins*... ins) {
   constexpr std::int64_t block = cpu_stream_tuning::block;
-  cpu_for_ranges(policy, n, [&](int, std::int64_t begin, std::int64_t end) {
+  cpu_for_chunks(policy, n, cpu_transform_loop, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
     isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
       // A copy of the op: the loop's stores could alias the caller's object,
       // so its members (normalize's scale) would be loaded again every step.

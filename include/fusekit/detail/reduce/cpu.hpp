@@ -6,11 +6,11 @@
 /// what the name promises on both backends:
 ///
 /// * `naive_atomic`: one host atomic per element (cuda::atomic_ref), from every thread.
-/// * `block_atomic`: a partial per thread in the accumulator type, one atomic each.
-/// * `cub` — `cpu_parallel_sum`: a contiguous range per thread, summed in blocks of
-///   4096 values 8 lanes wide (SIMD) in double for floating accumulators (in
+/// * `block_atomic`: a partial per chunk of 2^15 values in the accumulator type, one atomic each.
+/// * `cub` — `cpu_parallel_sum`: chunks of 8 blocks of 4096 values, each block
+///   summed 8 lanes wide (SIMD) in double for floating accumulators (in
 ///   the 64-bit accumulator for integers); the block sums are added in double
-///   and the threads' totals in thread order, and the total is rounded to the
+///   and the chunks' totals in chunk order (so the bits depend on n alone), and the total is rounded to the
 ///   accumulator type once: a float sum is the correctly rounded double sum,
 ///   and costs no more than a float one while memory-bound.
 /// * `deterministic` — `cpu_tree_reduce`: the tree, tiles in parallel, each by the
@@ -21,6 +21,9 @@
 ///   integers summed into 64 bits, one exact sum (detail/reduce/cpu_exact_tiles.hpp).
 ///   Sources that compute (transform_reduce) run on the baseline ISA.
 /// * `cpu_parallel_reduce`: the parallel reduction for ops other than plus.
+///
+/// Every loop runs on the calling thread and the pool's running helpers
+/// (detail/core/cpu_pool.hpp): chunks, never per-thread ranges.
 
 #include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
@@ -31,6 +34,7 @@
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/policy.hpp>
+#include <fusekit/tuning.hpp>
 
 #include <cuda/atomic>
 #include <cuda/std/span>
@@ -45,6 +49,14 @@ namespace detail {
 inline namespace reduce {
 
 inline constexpr std::int64_t cpu_sum_block = 4096;
+
+/// How the CPU reductions are cut into chunks (the parallel sum's in blocks
+/// of cpu_sum_block, the tree's in tiles, the others' in values) and from how
+/// many values on helpers join (tuning.hpp, cpu_thread_tuning). A chunk's part is added in chunk order, so the `cub`
+/// and ordered-op results depend on n alone, not on the thread count.
+inline constexpr cpu_loop cpu_sum_loop{cpu_thread_tuning::sum_grain_blocks, cpu_thread_tuning::sum_parallel_from};
+inline constexpr cpu_loop cpu_tree_loop{cpu_thread_tuning::tree_grain_tiles, cpu_thread_tuning::tree_parallel_from};
+inline constexpr cpu_loop cpu_values_loop{cpu_thread_tuning::values_grain, cpu_thread_tuning::values_parallel_from};
 
 /// The type block sums are carried in: double for floating accumulators, the
 /// accumulator's unsigned twin for integers (two's-complement wrap-around is
@@ -84,44 +96,38 @@ FUSEKIT_FORCEINLINE cpu_carry_t<Acc> cpu_block_sum(const Src& src, std::int64_t 
 template <class Acc, class Src>
 Acc cpu_parallel_sum(const cpu& policy, const Src& src, std::int64_t n) {
   using Carry = cpu_carry_t<Acc>;
-  std::vector<Carry> parts(static_cast<std::size_t>(cpu_thread_count(policy)) + 1, Carry(0));
-  std::int64_t const blocks = (n + cpu_sum_block - 1) / cpu_sum_block;
-  cpu_for_ranges(
-      policy, blocks,
-      [&](int part, std::int64_t first, std::int64_t last) {
-        parts[static_cast<std::size_t>(part)] = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
-          Carry total = Carry(0);
-          for (std::int64_t b = first; b < last; ++b) {
-            std::int64_t const end = (b + 1) * cpu_sum_block < n ? (b + 1) * cpu_sum_block : n;
-            total += cpu_block_sum<Acc>(src, b * cpu_sum_block, end);
-          }
-          return total;
-        });
-      },
-      n);
+  cpu_chunks const split = cpu_split((n + cpu_sum_block - 1) / cpu_sum_block, cpu_sum_loop.grain);
+  std::vector<Carry> parts(static_cast<std::size_t>(split.chunks), Carry(0));
+  cpu_for_chunks(policy, split, n, cpu_sum_loop.parallel_from,
+                 [&](std::int64_t part, std::int64_t first, std::int64_t last) {
+                   parts[static_cast<std::size_t>(part)] = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+                     Carry total = Carry(0);
+                     for (std::int64_t b = first; b < last; ++b) {
+                       std::int64_t const end = (b + 1) * cpu_sum_block < n ? (b + 1) * cpu_sum_block : n;
+                       total += cpu_block_sum<Acc>(src, b * cpu_sum_block, end);
+                     }
+                     return total;
+                   });
+                 });
   Carry total = Carry(0);
   for (Carry p : parts) { total += p; }
   return narrow_sum<Acc>(total);
 }
 
-/// Per-thread ranges reduced with op, then the ranges' results in order: the
+/// Chunks of values reduced with op, then the chunks' results in order: the
 /// parallel reduction for an op other than plus (n ≥ 1).
 template <class Acc, class Src, class Op>
 Acc cpu_parallel_reduce(const cpu& policy, const Src& src, std::int64_t n, const Op& op) {
-  std::size_t const most = static_cast<std::size_t>(cpu_thread_count(policy)) + 1;
-  std::vector<Acc> parts(most);
-  std::vector<char> filled(most, 0);
-  cpu_for_ranges(policy, n, [&](int part, std::int64_t first, std::int64_t last) {
-    if (first >= last) { return; }
-    Acc a = src(first);
-    for (std::int64_t i = first + 1; i < last; ++i) { a = op(a, src(i)); }
-    parts[static_cast<std::size_t>(part)] = a;
-    filled[static_cast<std::size_t>(part)] = 1;
-  });
-  Acc total = parts[0];  // part 0 always has the first range, and n ≥ 1
-  for (std::size_t p = 1; p < most; ++p) {
-    if (filled[p] != 0) { total = op(total, parts[p]); }
-  }
+  cpu_chunks const split = cpu_split(n, cpu_values_loop.grain);
+  std::vector<Acc> parts(static_cast<std::size_t>(split.chunks));
+  cpu_for_chunks(policy, split, n, cpu_values_loop.parallel_from,
+                 [&](std::int64_t part, std::int64_t first, std::int64_t last) {
+                   Acc a = src(first);
+                   for (std::int64_t i = first + 1; i < last; ++i) { a = op(a, src(i)); }
+                   parts[static_cast<std::size_t>(part)] = a;
+                 });
+  Acc total = parts[0];
+  for (std::size_t p = 1; p < parts.size(); ++p) { total = op(total, parts[p]); }
   return total;
 }
 
@@ -130,32 +136,30 @@ Acc cpu_parallel_reduce(const cpu& policy, const Src& src, std::int64_t n, const
 template <class Acc, class Src, class Op>
 void cpu_tree_tiles(const cpu& policy, const Src& src, const Op& op, std::int64_t n, std::int64_t first,
                     std::int64_t last, Acc* partials) {
-  cpu_for_ranges(
-      policy, last - first,
-      [&](int, std::int64_t begin, std::int64_t end) {
-        auto const tiles = [&](auto width) FUSEKIT_LAMBDA_INLINE {
-          alignas(64) Acc lane[tree_lanes];  // whole cache lines: no vector of lanes straddles two
-          for (std::int64_t t = first + begin; t < first + end; ++t) {
-            partials[t - first] =
-                tree_tile_reduce<Acc>(basic_serial_team<decltype(width)::value>{}, lane, src, op, t, n);
-          }
-          return 0;
-        };
-        // A sum of integers into 64 bits: each tile one exact sum, whose bits
-        // are the tree's. Arrays of plus, min or max: in host vectors, for
-        // AVX2 where the CPU has it (additions barred from fusing and
-        // regrouping: detail/team/cpu_columns.hpp). Anything else on the
-        // baseline ISA: in code built for FMA the compiler may fuse a product
-        // of src into the tree's add (see detail/base/rounding.hpp).
-        if constexpr (exact_tile_sum<Op, Acc, Src>) {
-          cpu_exact_tiles(src, n, first + begin, first + end, partials + begin);
-        } else if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
-          (void)isa_dispatch_vectors(tiles);
-        } else {
-          (void)tiles(std::integral_constant<int, 0>{});
-        }
-      },
-      (last - first) * tree_tile);
+  cpu_for_chunks(policy, cpu_split(last - first, cpu_tree_loop.grain), (last - first) * tree_tile,
+                 cpu_tree_loop.parallel_from, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+                   auto const tiles = [&](auto width) FUSEKIT_LAMBDA_INLINE {
+                     alignas(64) Acc lane[tree_lanes];  // whole cache lines: no vector of lanes straddles two
+                     for (std::int64_t t = first + begin; t < first + end; ++t) {
+                       partials[t - first] =
+                           tree_tile_reduce<Acc>(basic_serial_team<decltype(width)::value>{}, lane, src, op, t, n);
+                     }
+                     return 0;
+                   };
+                   // A sum of integers into 64 bits: each tile one exact sum, whose bits
+                   // are the tree's. Arrays of plus, min or max: in host vectors, for
+                   // AVX2 where the CPU has it (additions barred from fusing and
+                   // regrouping: detail/team/cpu_columns.hpp). Anything else on the
+                   // baseline ISA: in code built for FMA the compiler may fuse a product
+                   // of src into the tree's add (see detail/base/rounding.hpp).
+                   if constexpr (exact_tile_sum<Op, Acc, Src>) {
+                     cpu_exact_tiles(src, n, first + begin, first + end, partials + begin);
+                   } else if constexpr (vector_columns<Op, Acc> && is_array_source_v<Src>) {
+                     (void)isa_dispatch_vectors(tiles);
+                   } else {
+                     (void)tiles(std::integral_constant<int, 0>{});
+                   }
+                 });
 }
 
 /// The tree's levels past the first, over the values of its first level.
@@ -201,18 +205,19 @@ void cpu_atomic_combine(Acc* out, Acc v, Op) {
 template <class Acc, class Src, class Op>
 Acc cpu_naive_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
   Acc result = init;
-  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+  cpu_for_chunks(policy, n, cpu_values_loop, [&](std::int64_t, std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) { cpu_atomic_combine(&result, src(i), op); }
   });
   return result;
 }
 
-/// `block_atomic` on the CPU: each thread reduces its range in the accumulator
-/// type, 8 SIMD lanes wide (a GPU block's threads), and adds it with one atomic.
+/// `block_atomic` on the CPU: each chunk of values (a GPU block's range) is
+/// reduced in the accumulator type, 8 SIMD lanes wide (its threads), and added
+/// with one atomic.
 template <class Acc, class Src, class Op>
 Acc cpu_block_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op& op, Acc init) {
   Acc result = init;
-  cpu_for_ranges(policy, n, [&](int, std::int64_t first, std::int64_t last) {
+  cpu_for_chunks(policy, n, cpu_values_loop, [&](std::int64_t, std::int64_t first, std::int64_t last) {
     Acc const part = isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
       constexpr int width = 8;
       Acc lane[width];

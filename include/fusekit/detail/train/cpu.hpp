@@ -65,19 +65,6 @@ struct compute_weights {
   }
 };
 
-/// The policy a fit runs on: a small CG fit on the calling thread alone. Its
-/// work is a few milliseconds, which a team did not speed up, and on a busy
-/// machine each parallel region (the checks, the Gram matrix, the outputs)
-/// waited a scheduler slice for a descheduled thread (docs/trainer.md, "Under load").
-/// CG ends in about L iterations, so its work is known: the Gram matrix,
-/// then N·L³. Threads change no bit of a fit.
-inline cpu fit_policy(const cpu& given, const gd_options& o, std::int64_t K, std::int64_t L, std::int64_t N) {
-  double const k = static_cast<double>(K), l = static_cast<double>(L), n = static_cast<double>(N);
-  double const work = k * l * (l + n) + n * l * l * l;  // in double: it may pass 2^63
-  bool const small_cg = o.method == gd_method::conjugate_gradient && work < static_cast<double>(cpu_small_fit_work);
-  return small_cg ? cpu{1} : given;
-}
-
 /// A CPU fit after its checks, on this process's rows: `total_rows` is K over
 /// every process, and `sum(values, count)` sums over the processes (nothing
 /// for one): A and B, or each direct gradient, CGLS's qᵀq and r.
@@ -101,10 +88,9 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
       cpu_learning_rate(o, sys, L, [&](const double* scale) { return cpu_direct_power_iteration(X, scale, sum); });
   descent_params<C> p = make_descent_params<C>(o, report.learning_rate, sys.floor_multiplier);
   p.jacobi = p.jacobi && !sys.cholesky;
-  // Outputs in parallel only when one iteration over all of them is work enough:
-  // a team for a small fit costs more than it saves, and on a busy machine one
-  // descheduled thread stalls the whole call (docs/performance.md).
-  bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_parallel_threshold;
+  // Outputs on helpers only when one iteration over all of them is work enough
+  // for a helper to join before the caller is done.
+  bool const parallel = (gram || parallel_direct) && N * L * (gram ? L : K) >= cpu_train_parallel_from;
   compute_weights<C, T> weights(W);
   std::int64_t const rows_size = gram ? 0 : X.extent(0);
   try {
@@ -153,10 +139,9 @@ fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<cons
 }
 
 template <class T>
-fit_report run_fit(fit_tag, const cpu& given, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+fit_report run_fit(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                    const fit_extras<T>& extras = {}) {
-  // check_fit's non_finite_counter (a reduction) needs the policy by reference: a local.
-  cpu const policy = fit_policy(given, o, X.extent(0), X.extent(1), Y.extent(1));
+  (void)cpu_thread_count(policy);  // a negative count is rejected first, on every fit
   check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
   check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{policy});
   fit_report report =
@@ -169,14 +154,14 @@ template <class T>
 void run_predict(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
-  int const threads = cpu_thread_count(policy);
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (K * N * L >= cpu_parallel_threshold)
-#endif
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t n = 0; n < N; ++n) { Y_hat(k, n) = predict_at(X.data_handle(), W.data_handle(), L, k, n); }
-  }
+  cpu_for_chunks(policy, cpu_split(K, cpu_train_row_grain(N * L)), K * N * L, cpu_train_parallel_from,
+                 [&](std::int64_t, std::int64_t first, std::int64_t last) {
+                   for (std::int64_t k = first; k < last; ++k) {
+                     for (std::int64_t n = 0; n < N; ++n) {
+                       Y_hat(k, n) = predict_at(X.data_handle(), W.data_handle(), L, k, n);
+                     }
+                   }
+                 });
 }
 
 }  // namespace train

@@ -119,9 +119,7 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
                  const std::vector<output_terms>& terms, std::int64_t rows_size, bool parallel,
                  const IterateOf& iterate_of, fit_report& report, std::vector<candidates<C>>* kept = nullptr) {
   std::int64_t const N = W.extent(0), L = W.extent(1);
-  int const threads = cpu_thread_count(policy);
-  (void)threads;
-  (void)parallel;
+  int const helpers = parallel ? cpu_thread_count(policy) - 1 : 0;
   report.outputs.resize(static_cast<std::size_t>(N));
   std::vector<cpu_output<C>> outputs;
   outputs.reserve(static_cast<std::size_t>(N));
@@ -132,12 +130,10 @@ void cpu_descend(const cpu& policy, matrix<C> W, const gd_options& o, const desc
   // outputs advance together `progress_every` updates at a time.
   std::int64_t const budget = o.progress ? o.progress_every : o.max_iterations;
   for (std::int64_t done = 0; done < o.max_iterations;) {
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (parallel)
-#endif
-    for (std::int64_t n = 0; n < N; ++n) {
+    // An output a chunk: claimed one at a time, as they finish unevenly.
+    cpu_run_chunks(cpu_chunks{N, N}, helpers, [&](std::int64_t n, std::int64_t, std::int64_t) {
       outputs[static_cast<std::size_t>(n)].advance(budget, W.data_handle() + n * L, iterate_of(n));
-    }
+    });
     done += budget;
     fit_progress now;
     for (const auto& out : outputs) { now.add(out.state.report, out.state.running); }

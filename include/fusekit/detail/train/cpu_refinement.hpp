@@ -27,21 +27,20 @@ std::vector<C> cpu_residual(int threads, matrix<const T> X, matrix<const T> Y, m
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t l = 0; l < L && refined[static_cast<std::size_t>(n)] != 0; ++l) { Wt[l * N + n] = W(n, l); }
   }
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (K * L * N >= cpu_parallel_threshold)
-#endif
-  for (std::int64_t k = 0; k < K; ++k) {
-    C* const r = R.data() + k * N;
-    for (std::int64_t l = 0; l < L; ++l) {
-      C const x = static_cast<C>(X(k, l));
-      const C* const w = Wt.data() + l * N;
-      for (std::int64_t n = 0; n < N; ++n) { r[n] = r[n] + x * w[n]; }
-    }
-    for (std::int64_t n = 0; n < N; ++n) {
-      r[n] = refined[static_cast<std::size_t>(n)] != 0 ? static_cast<C>(Y(k, n)) - r[n] : C(0);
-    }
-  }
+  cpu_for_chunks(threads, cpu_split(K, cpu_train_row_grain(L * N)), K * L * N, cpu_train_parallel_from,
+                 [&](std::int64_t, std::int64_t first, std::int64_t last) {
+                   for (std::int64_t k = first; k < last; ++k) {
+                     C* const r = R.data() + k * N;
+                     for (std::int64_t l = 0; l < L; ++l) {
+                       C const x = static_cast<C>(X(k, l));
+                       const C* const w = Wt.data() + l * N;
+                       for (std::int64_t n = 0; n < N; ++n) { r[n] = r[n] + x * w[n]; }
+                     }
+                     for (std::int64_t n = 0; n < N; ++n) {
+                       r[n] = refined[static_cast<std::size_t>(n)] != 0 ? static_cast<C>(Y(k, n)) - r[n] : C(0);
+                     }
+                   }
+                 });
   return R;
 }
 

@@ -16,6 +16,7 @@
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cholesky.hpp>
 #include <fusekit/policy.hpp>
+#include <fusekit/tuning.hpp>
 #include <fusekit/train_types.hpp>
 
 #include <cmath>
@@ -34,13 +35,25 @@ inline namespace train {
 /// κ(XᵀX)·2^-24 accurate).
 using cpu_compute_t = double;
 
+/// The least work (multiply-adds) of a trainer loop (the Gram matrix, a
+/// residual, predict, one iteration over every output) at which helper
+/// threads are woken (tuning.hpp, cpu_thread_tuning).
+inline constexpr std::int64_t cpu_train_parallel_from = cpu_thread_tuning::train_parallel_from;
+
+/// Rows per chunk of a row loop whose row costs `row_work` multiply-adds:
+/// chunks of about cpu_thread_tuning::train_chunk_work.
+inline std::int64_t cpu_train_row_grain(std::int64_t row_work) {
+  constexpr std::int64_t chunk = cpu_thread_tuning::train_chunk_work;
+  return row_work >= chunk ? 1 : chunk / (row_work > 0 ? row_work : 1);
+}
+
 /// Rows of X taken at a time while A = XᵀX is formed (they stay in cache
 /// while every row of A passes over them).
 inline constexpr std::int64_t gram_rows_per_block = 64;
 
 /// A = XᵀX (L × L) and B = YᵀX (N × L, row n is b_n = Xᵀ y_n) in C, every entry
 /// summed over k in order from C(0), whatever the blocking and the thread
-/// count: rows of X are taken `gram_rows_per_block` at a time, each thread owns
+/// count: rows of X are taken `gram_rows_per_block` at a time, a chunk owns
 /// rows of A and B, and within a block each entry adds its terms in k order. The
 /// upper triangle is summed and mirrored (x_ki·x_kj = x_kj·x_ki exactly).
 /// With A null, B alone (the direct formulation, a refinement's RᵀX).
@@ -54,54 +67,50 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
   const U* const y = Y.data_handle();
   C* const a = A != nullptr ? A->data() : nullptr;
   C* const bm = B.data();
-  (void)threads;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp parallel num_threads(threads) if (K * L * (L + N - first) >= cpu_parallel_threshold)
-#endif
-  {
-    for (std::int64_t k0 = 0; k0 < K; k0 += gram_rows_per_block) {
-      std::int64_t const k1 = k0 + gram_rows_per_block < K ? k0 + gram_rows_per_block : K;
-#if FUSEKIT_HAS_OPENMP
-#pragma omp for schedule(static, 1) nowait
-#endif
-      for (std::int64_t r = first; r < L + N; ++r) {
-        // Rows r < L are A's (from column r on), the rest B's: b_n = Σ_k y_kn x_k.
-        bool const is_a = r < L;
-        std::int64_t const from = is_a ? r : 0;
-        C* const out = is_a ? a + r * L : bm + (r - L) * L;
-        auto const weight = [&](std::int64_t k) {
-          return is_a ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
-        };
-        isa_dispatch_same_bits([&]() FUSEKIT_LAMBDA_INLINE {
-          std::int64_t k = k0;
-          // Four rows per pass over out: the same additions in the same order,
-          // out[j] kept in a register between them.
-          for (; k + 4 <= k1; k += 4) {
-            C const s0 = weight(k), s1 = weight(k + 1), s2 = weight(k + 2), s3 = weight(k + 3);
-            const T* const x0 = x + k * L;
-            const T* const x1 = x0 + L;
-            const T* const x2 = x1 + L;
-            const T* const x3 = x2 + L;
-            FUSEKIT_SIMD_LOOP
-            for (std::int64_t j = from; j < L; ++j) {
-              C v = out[j] + s0 * static_cast<C>(x0[j]);
-              v = v + s1 * static_cast<C>(x1[j]);
-              v = v + s2 * static_cast<C>(x2[j]);
-              out[j] = v + s3 * static_cast<C>(x3[j]);
-            }
-          }
-          for (; k < k1; ++k) {
-            C const sk = weight(k);
-            const T* const xk = x + k * L;
-            FUSEKIT_SIMD_LOOP
-            for (std::int64_t j = from; j < L; ++j) { out[j] = out[j] + sk * static_cast<C>(xk[j]); }
-          }
-        });
-      }
-      // Each row of A and B is one thread's for every block (static schedule,
-      // same count): no barrier is needed between blocks.
-    }
-  }
+  // Rows of A and B in `groups` interleaved groups, a chunk each (row r in
+  // group (r − first) mod groups): a group streams X once, its rows' entries in k order.
+  std::int64_t const rows = L + N - first, work = K * L * rows;
+  std::int64_t const groups = work < cpu_train_parallel_from ? 1 : threads < rows ? threads : rows;
+  cpu_for_chunks(threads, cpu_chunks{groups, groups}, work, cpu_train_parallel_from,
+                 [&](std::int64_t group, std::int64_t, std::int64_t) {
+                   for (std::int64_t k0 = 0; k0 < K; k0 += gram_rows_per_block) {
+                     std::int64_t const k1 = k0 + gram_rows_per_block < K ? k0 + gram_rows_per_block : K;
+                     for (std::int64_t r = first + group; r < L + N; r += groups) {
+                       // Rows r < L are A's (from column r on), the rest B's: b_n = Σ_k y_kn x_k.
+                       bool const is_a = r < L;
+                       std::int64_t const from = is_a ? r : 0;
+                       C* const out = is_a ? a + r * L : bm + (r - L) * L;
+                       auto const weight = [&](std::int64_t k) {
+                         return is_a ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
+                       };
+                       isa_dispatch_same_bits([&]() FUSEKIT_LAMBDA_INLINE {
+                         std::int64_t k = k0;
+                         // Four rows per pass over out: the same additions in the same order,
+                         // out[j] kept in a register between them.
+                         for (; k + 4 <= k1; k += 4) {
+                           C const s0 = weight(k), s1 = weight(k + 1), s2 = weight(k + 2), s3 = weight(k + 3);
+                           const T* const x0 = x + k * L;
+                           const T* const x1 = x0 + L;
+                           const T* const x2 = x1 + L;
+                           const T* const x3 = x2 + L;
+                           FUSEKIT_SIMD_LOOP
+                           for (std::int64_t j = from; j < L; ++j) {
+                             C v = out[j] + s0 * static_cast<C>(x0[j]);
+                             v = v + s1 * static_cast<C>(x1[j]);
+                             v = v + s2 * static_cast<C>(x2[j]);
+                             out[j] = v + s3 * static_cast<C>(x3[j]);
+                           }
+                         }
+                         for (; k < k1; ++k) {
+                           C const sk = weight(k);
+                           const T* const xk = x + k * L;
+                           FUSEKIT_SIMD_LOOP
+                           for (std::int64_t j = from; j < L; ++j) { out[j] = out[j] + sk * static_cast<C>(xk[j]); }
+                         }
+                       });
+                     }
+                   }
+                 });
   for (std::int64_t i = 0; i < L && a != nullptr; ++i) {
     for (std::int64_t j = 0; j < i; ++j) { a[i * L + j] = a[j * L + i]; }
   }
