@@ -148,19 +148,19 @@ struct cpu_thread_tuning {
   /// `transform` and `hidden_layer`: elements per chunk (64 KiB of float
   /// output), and the elements from which helpers join.
   static constexpr std::int64_t transform_grain = std::int64_t{1} << 14;
-  static constexpr std::int64_t transform_parallel_from = std::int64_t{1} << 16;
+  static constexpr std::int64_t transform_parallel_from = std::int64_t{1} << 15;
   /// The `cub` CPU sum: blocks of 4096 values per chunk, and the values from which helpers join.
   static constexpr std::int64_t sum_grain_blocks = 8;
-  static constexpr std::int64_t sum_parallel_from = std::int64_t{1} << 18;
+  static constexpr std::int64_t sum_parallel_from = std::int64_t{1} << 17;
   /// The deterministic tree: 8192-value tiles per chunk, and the values from which helpers join.
   static constexpr std::int64_t tree_grain_tiles = 4;
-  static constexpr std::int64_t tree_parallel_from = std::int64_t{1} << 18;
+  static constexpr std::int64_t tree_parallel_from = std::int64_t{1} << 17;
   /// The atomics and the reductions by other ops: values per chunk, and from which helpers join.
   static constexpr std::int64_t values_grain = std::int64_t{1} << 15;
-  static constexpr std::int64_t values_parallel_from = std::int64_t{1} << 18;
+  static constexpr std::int64_t values_parallel_from = std::int64_t{1} << 16;
   /// The trainer's loops: multiply-adds per chunk of rows, and from which helpers join.
   static constexpr std::int64_t train_chunk_work = std::int64_t{1} << 15;
-  static constexpr std::int64_t train_parallel_from = std::int64_t{1} << 17;
+  static constexpr std::int64_t train_parallel_from = std::int64_t{1} << 15;
 };
 
 /// Every algorithm's tuning.
