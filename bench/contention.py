@@ -116,6 +116,19 @@ def run_python(rounds):
     return json.loads(out.stdout)
 
 
+def compact_json(obj):
+    """JSON with one line per key and per row: short, and diffable."""
+    lines = ["{"]
+    for i, (k, v) in enumerate(obj.items()):
+        end = "," if i < len(obj) - 1 else ""
+        if isinstance(v, list):
+            rows = [f"  {json.dumps(r)}" for r in v]
+            lines += [f" {json.dumps(k)}: ["] + [r + "," for r in rows[:-1]] + rows[-1:] + [f" ]{end}"]
+        else:
+            lines.append(f" {json.dumps(k)}: {json.dumps(v)}{end}")
+    return "\n".join(lines + ["}"]) + "\n"
+
+
 def markdown(result):
     lines = [f"Machine: {result['machine']['cpu']}, {result['machine']['processors']} processors; "
              f"commit {result['machine']['commit']}; {result['machine']['date']}.", "",
@@ -171,7 +184,7 @@ def main():
         if not a.no_python:
             result["python_loaded"] = run_python(a.rounds)
     with open(os.path.join(a.out, "summary.json"), "w") as f:
-        json.dump(result, f, indent=1)
+        f.write(compact_json(result))
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(markdown(result))
     print(markdown(result))
