@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # cmake -DNM=... -DOBJDUMP=... -DOBJECTS="a.o;prog;..." -P check_dispatch.cmake
 # Every AVX2 entry of the CPU dispatch (detail/core/cpu_parallel.hpp:
-# call_avx2, call_avx2_without_fma) holds its loop, compiled for AVX2 (VEX
+# call_avx2, call_avx512, call_avx2_without_fma) holds its loop, compiled for AVX2 (VEX
 # instructions, no call or jump to the lambda's operator(), mangled ...clEv),
 # rather than a jump to a copy of the loop compiled for the baseline ISA. In a .cu file nvcc's front end drops
 # always_inline from lambdas; without `flatten` the fused layer ran there 4x
@@ -12,7 +12,7 @@ foreach(object IN LISTS OBJECTS)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "nm failed on ${object}: ${err}")
   endif()
-  string(REGEX MATCHALL "[0-9a-f]+ [0-9a-f]+ [TtWw] _ZN7fusekit6detail4core(9call_avx2|21call_avx2_without_fma)I[A-Za-z0-9_.]*"
+  string(REGEX MATCHALL "[0-9a-f]+ [0-9a-f]+ [TtWw] _ZN7fusekit6detail4core(9call_avx2|11call_avx512|21call_avx2_without_fma)I[A-Za-z0-9_.]*"
          entries "${symbols}")
   list(LENGTH entries found)
   if(found EQUAL 0)

@@ -363,6 +363,67 @@ TEST(CpuTransform, UnfusedMatchesFusedExactly) {
   }
 }
 
+#if FUSEKIT_CPU_DISPATCH
+// The transform loop as cpu_transform_streamed runs it, for one ISA entry.
+template <class Out, class Op, class A, class B>
+void layer_loop(const Op& op, std::vector<Out>& out, const std::vector<A>& a, const std::vector<B>& b) {
+  FUSEKIT_SIMD_LOOP
+  for (std::size_t i = 0; i < out.size(); ++i) { out[i] = fusekit::detail::convert<Out>(op(a[i], b[i])); }
+}
+#endif
+
+// isa_dispatch_wide's AVX-512 code gives the AVX2+FMA code's bits (its
+// contract; under -ffast-math, which lets the compiler regroup by vector
+// width, the layer's bound), for the fused layer over every uint8 value and a
+// sweep of weights, and for the same layer in double.
+TEST(CpuTransform, WideVectorsGiveTheAvx2Bits) {
+#if !FUSEKIT_CPU_DISPATCH
+  GTEST_SKIP() << "no run-time ISA dispatch in this build";
+#else
+  if (!fusekit::detail::cpu_has_avx512()) { GTEST_SKIP() << "this CPU has no AVX-512"; }
+  auto const layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
+  std::vector<float> weights{0.0f,
+                             -0.0f,
+                             1e-40f,
+                             -1e-40f,
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(),
+                             std::numeric_limits<float>::quiet_NaN()};
+  std::size_t const specials = weights.size();
+  (void)specials;
+  for (int k = 0; k < 4096; ++k) { weights.push_back(std::ldexp(static_cast<float>(k - 2048), -8) + 0.1f * k); }
+  std::vector<std::uint8_t> grey;
+  std::vector<float> w;
+  for (float x : weights) {
+    for (int g = 0; g < 256; ++g) {
+      grey.push_back(static_cast<std::uint8_t>(g));
+      w.push_back(x);
+    }
+  }
+  std::vector<float> avx2(grey.size()), avx512(grey.size());
+  fusekit::detail::call_avx2([&] { layer_loop(layer, avx2, grey, w); });
+  fusekit::detail::call_avx512([&] { layer_loop(layer, avx512, grey, w); });
+#if defined(__FAST_MATH__)  // the compiler may regroup by vector width: the bound, not the bits
+  for (std::size_t i = specials * 256; i < avx2.size(); ++i) {  // -ffast-math assumes finite values
+    ASSERT_LE(ulp_error(avx2[i], avx512[i]), 2 * (fusekit::tanh_float_max_ulp + 1.5)) << i;
+  }
+#else
+  ASSERT_EQ(0, std::memcmp(avx2.data(), avx512.data(), avx2.size() * sizeof(float)));
+#endif
+  std::vector<double> gd(grey.begin(), grey.end()), wd(w.begin(), w.end()), d2(gd.size()), d512(gd.size());
+  auto const double_layer = fusekit::fuse(fusekit::normalize{255.0}, fusekit::weigh{}, fusekit::tanh_activate{});
+  fusekit::detail::call_avx2([&] { layer_loop(double_layer, d2, gd, wd); });
+  fusekit::detail::call_avx512([&] { layer_loop(double_layer, d512, gd, wd); });
+#if defined(__FAST_MATH__)
+  for (std::size_t i = specials * 256; i < d2.size(); ++i) {
+    ASSERT_LE(std::fabs(d2[i] - d512[i]), 1e-15 * std::fabs(d2[i]) + 1e-300) << i;
+  }
+#else
+  ASSERT_EQ(0, std::memcmp(d2.data(), d512.data(), d2.size() * sizeof(double)));
+#endif
+#endif
+}
+
 // ---- bad arguments --------------------------------------------------------------
 
 // Runs f, expects fusekit::invalid_argument mentioning every word of `needles`,

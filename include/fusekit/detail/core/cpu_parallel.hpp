@@ -3,10 +3,12 @@
 /// \file
 /// How the CPU backend runs a loop in parallel: chunks of contiguous ranges on
 /// the calling thread and the helpers of fusekit's pool that are running
-/// (detail/core/cpu_pool.hpp), and inside a range one SIMD loop compiled for the baseline ISA and, on x86-64
-/// with gcc or clang, for AVX2+FMA, picked at run time. A header-only library
-/// cannot count on its users' -march, and 8-wide vectors are what keep the
-/// fused layer near the memory bandwidth (about 3.5× the SSE2 loop).
+/// (detail/core/cpu_pool.hpp), and inside a range one SIMD loop compiled for
+/// the baseline ISA and, on x86-64 with gcc or clang, for AVX2+FMA (and for
+/// AVX-512 where an elementwise loop's lanes are independent), picked at run
+/// time. A header-only library cannot count on its users' -march, and 8-wide
+/// vectors are what keep the fused layer near the memory bandwidth (about 3.5×
+/// the SSE2 loop; 16-wide ones take the in-cache layer about 1.3× further).
 ///
 /// The AVX2 code is not a second copy of any loop: `isa_dispatch(f)` calls f
 /// from a function compiled with `target("avx2,fma")` and `flatten`, into
@@ -135,6 +137,27 @@ FUSEKIT_TARGET_AVX2 __attribute__((flatten)) auto call_avx2(const F& f) {
 }
 #endif
 
+/// Whether this CPU runs the AVX-512 code of isa_dispatch_wide (F, VL, BW and
+/// DQ, with FMA).
+inline bool cpu_has_avx512() {
+#if FUSEKIT_CPU_DISPATCH
+  static bool const has = cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512dq");
+  return has;
+#else
+  return false;
+#endif
+}
+
+#if FUSEKIT_CPU_DISPATCH
+/// f() compiled for AVX-512 with FMA, inlined whole as call_avx2's f is.
+template <class F>
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"), flatten)) auto call_avx512(const F& f) {
+  return f();
+}
+#endif
+
 #if FUSEKIT_CPU_DISPATCH
 /// f() compiled for AVX2 without FMA: vectors twice as wide as the baseline's,
 /// and no fused multiply-add to contract into, so `a + x·y` keeps its two
@@ -162,6 +185,21 @@ auto isa_dispatch(const F& f) {
   if (cpu_has_avx2_fma()) { return call_avx2(f); }
 #endif
   return f();
+}
+
+/// f(), compiled for AVX-512 with FMA where this CPU has it, else as
+/// isa_dispatch: for elementwise loops, whose lanes are independent. It
+/// contracts the same products into FMAs as the AVX2+FMA code (the same
+/// source, the same contraction), so it gives its bits in vectors twice as
+/// wide (tests/elementwise/cpu_test.cpp compares them on every uint8 value;
+/// under -ffast-math, which lets the compiler regroup by vector width, the
+/// two keep the layer's bound, not each other's bits).
+template <class F>
+auto isa_dispatch_wide(const F& f) {
+#if FUSEKIT_CPU_DISPATCH
+  if (cpu_has_avx512()) { return call_avx512(f); }
+#endif
+  return isa_dispatch(f);
 }
 
 /// f(vector_bytes), vector_bytes a std::integral_constant<int, B>: B = 32 when

@@ -71,7 +71,7 @@ void cpu_transform_streamed(const cpu& policy, transform_streaming how, std::int
                             const Ins*... ins) {
   constexpr std::int64_t block = cpu_stream_tuning::block;
   cpu_for_chunks(policy, n, cpu_transform_loop, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
-    isa_dispatch([&]() FUSEKIT_LAMBDA_INLINE {
+    isa_dispatch_wide([&]() FUSEKIT_LAMBDA_INLINE {
       // A copy of the op: the loop's stores could alias the caller's object,
       // so its members (normalize's scale) would be loaded again every step.
       Op const local_op = op;
