@@ -108,6 +108,15 @@ TEST(CpuPool, RunsEveryChunkExactlyOnceForAnyHelperCount) {
   }
 }
 
+TEST(CpuPool, MoreChunksThanAJobWordCountsAllRun) {
+  std::int64_t const chunks = fusekit::detail::cpu_max_chunks + 3;
+  std::vector<unsigned char> runs(static_cast<std::size_t>(chunks), 0);
+  fusekit::detail::cpu_run_chunks(cpu_chunks{chunks, chunks}, 2, [&](std::int64_t c, std::int64_t, std::int64_t) {
+    ++runs[static_cast<std::size_t>(c)];
+  });
+  EXPECT_EQ(std::count(runs.begin(), runs.end(), 1), chunks);
+}
+
 // Every CPU entry point, once, writing what it computes into `bits`.
 struct results {
   std::vector<float> layer, out;

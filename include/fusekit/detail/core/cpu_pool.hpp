@@ -108,8 +108,9 @@ class cpu_pool {
   /// chunk has run. Nothing waits for a helper that has not claimed a chunk.
   void run(std::int64_t chunks, int helpers, cpu_chunk_fn fn, const void* context) noexcept {
     if (helpers > max_helpers) { helpers = max_helpers; }
-    if (chunks > cpu_max_chunks) { chunks = cpu_max_chunks; }  // the caller splits by cpu_split
-    if (chunks <= 1 || helpers <= 0 || busy_.exchange(true, std::memory_order_acquire)) {
+    // More chunks than the job word counts (cpu_split never makes so many):
+    // all of them on the caller.
+    if (chunks <= 1 || chunks > cpu_max_chunks || helpers <= 0 || busy_.exchange(true, std::memory_order_acquire)) {
       for (std::int64_t c = 0; c < chunks; ++c) { fn(context, c); }
       return;
     }
