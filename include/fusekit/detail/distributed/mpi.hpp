@@ -161,11 +161,12 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
   MPI_Comm const comm = policy.comm;
   expect_communicator(comm);
   int const ranks = mpi_size(comm);
-  cpu const local = fit_policy(policy.local, o, X.extent(0), X.extent(1), Y.extent(1));
+  cpu const& local = policy.local;
   call_key key = fit_key<T>(f, X.extent(1), Y.extent(1), o, bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
   key.add("sample weights (given or not)", !extras.sample_weight.empty())
       .add("intercept (given or not)", !extras.intercept.empty());
   collective_check(comm, key, [&] {
+    (void)cpu_thread_count(local);  // a negative count, before anything else
     check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true);
     check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{local});
   });
