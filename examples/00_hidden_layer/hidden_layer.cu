@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     span<const std::uint8_t> const g(grey);
     span<const float> const wv(w);
     span<float> const o(out);
-    fusekit::cpu const host{};  // OpenMP threads; cpu{4} asks for four
+    fusekit::cpu const host{};  // fusekit's threads; cpu{4} asks for four at most
     unfused_ms = cpu_ms([&] { fusekit::hidden_layer_unfused(host, g, wv, o); });
     fused_ms = cpu_ms([&] { fusekit::hidden_layer(host, g, wv, o); });
   }

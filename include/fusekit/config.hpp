@@ -62,9 +62,9 @@
 #define FUSEKIT_HAS_CUDA_HEADERS 0
 #endif
 
-// Whether OpenMP is on (-fopenmp): the CPU backend's threads. Without it every
-// CPU call runs on the calling thread, with the same results (the CPU's sums
-// do not depend on the thread count).
+// Whether OpenMP is on (-fopenmp): its `omp simd` pragmas vectorize the CPU
+// backend's loops (FUSEKIT_SIMD_LOOP). The threads are fusekit's own
+// (detail/core/cpu_pool.hpp) and need no OpenMP.
 #if defined(_OPENMP)
 #define FUSEKIT_HAS_OPENMP 1
 #else

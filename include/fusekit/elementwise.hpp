@@ -5,7 +5,7 @@
 ///
 ///     auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
 ///     fusekit::transform(fusekit::cuda{stream}, out, layer, grey, weights);  // one kernel (fusekit.cuh)
-///     fusekit::transform(fusekit::cpu{},        out, layer, grey, weights);  // OpenMP + SIMD
+///     fusekit::transform(fusekit::cpu{},        out, layer, grey, weights);  // threads + SIMD
 ///
 /// * Views are `cuda::std::span` of caller memory: device memory for
 ///   `fusekit::cuda`, host memory for `fusekit::cpu`. Every input has out's size.
@@ -46,7 +46,7 @@ namespace fusekit {
 ///               input of its element type (in place), else shares no byte with one
 /// \param op     called with one element of each input, in order; a `fuse(...)` of
 ///               stages, a functor, or a lambda (`__host__ __device__` for both backends).
-///               It must not throw: it runs in OpenMP regions and SIMD loops on the
+///               It must not throw: it runs on helper threads and in SIMD loops on the
 ///               CPU (kernels on the GPU), so a throw calls `std::terminate`, at every
 ///               size, as with `std::execution::par`
 /// \param ins    1 to 4 views of out's size, of float, double, the half types or integers

@@ -105,7 +105,7 @@ void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
 /// combine their partials in the order they finish. So op must be
 /// commutative as well as associative; an op that is only associative (say
 /// "the last non-zero") gives a wrong result, silently. op must not throw:
-/// it runs inside OpenMP regions and SIMD loops on the CPU and in kernels on
+/// it runs on helper threads and in SIMD loops on the CPU and in kernels on
 /// the GPU, so an exception calls `std::terminate`, on every algorithm and
 /// size (as with `std::execution::par`). `minimum` and `maximum` propagate
 /// NaN (IEEE 754-2019 minimum and maximum): a NaN anywhere in `in` or `init`

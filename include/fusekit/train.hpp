@@ -75,7 +75,7 @@
 /// accuracy: A = XᵀX formed in float would be only about κ(XᵀX)·2^-24 accurate.
 /// The GPU backend computes in T.
 ///
-/// Outputs run in parallel (OpenMP); within an output the sums run in a fixed
+/// Outputs run in parallel (fusekit's threads); within an output the sums run in a fixed
 /// order, so results do not depend on the thread count.
 
 #include <fusekit/config.hpp>

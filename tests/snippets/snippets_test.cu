@@ -42,7 +42,7 @@ float readme_quick_start(cudaStream_t stream, span<float> out, span<const std::u
   // snippet: docs/guide.md
   auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
   fusekit::transform(fusekit::cuda{stream}, out, layer, grey, weights);  // one kernel, async on `stream`
-  fusekit::transform(fusekit::cpu{},        h_out, layer, h_grey, h_w);  // the same functor, OpenMP + SIMD
+  fusekit::transform(fusekit::cpu{},        h_out, layer, h_grey, h_w);  // the same functor, threads + SIMD
   fusekit::hidden_layer(fusekit::cuda{stream}, grey, weights, out);      // the same layer, spelled out
 
   fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::reduce_algorithm::deterministic);
@@ -109,7 +109,7 @@ void elementwise_header_cpu(span<float> out, span<const std::uint8_t> grey, span
   auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
   // clang-format off
   // snippet: include/fusekit/elementwise.hpp
-  fusekit::transform(fusekit::cpu{},        out, layer, grey, weights);  // OpenMP + SIMD
+  fusekit::transform(fusekit::cpu{},        out, layer, grey, weights);  // threads + SIMD
   // end snippet
   // clang-format on
 }
@@ -258,7 +258,7 @@ void policy_header(cudaStream_t stream, async_pool& my_pool) {
   // snippet: include/fusekit/policy.hpp
   fusekit::cuda gpu{stream};                  // temporaries from fusekit's pool, in stream order
   fusekit::cuda pooled{stream, my_pool};      // any cuda::mr-style async resource, e.g. an rmm pool
-  fusekit::cpu host{4};                       // four OpenMP threads
+  fusekit::cpu host{4};                       // the calling thread and up to three helpers
   // end snippet
   // clang-format on
   (void)gpu;

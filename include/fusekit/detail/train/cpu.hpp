@@ -2,7 +2,7 @@
 #pragma once
 /// \file
 /// CPU backend of the trainer (contract in train.hpp). Outputs train in
-/// parallel (OpenMP); within an output every sum runs in a fixed order, so a
+/// parallel (fusekit's threads); within an output every sum runs in a fixed order, so a
 /// result does not depend on the thread count. The descent step and the power
 /// iteration are the very code the GPU runs (detail/train/descent.hpp,
 /// detail/train/power_iteration.hpp), here on a `serial_team`, and so is the

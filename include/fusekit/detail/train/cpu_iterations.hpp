@@ -3,7 +3,7 @@
 /// \file
 /// The CPU trainer's iterations (detail/train/cpu.hpp runs them): every
 /// output's state between budgets of updates, the loop that advances them
-/// (outputs in parallel, OpenMP), and each method's call on the system of
+/// (outputs in parallel, on fusekit's threads), and each method's call on the system of
 /// detail/train/cpu_system.hpp. The steps are the very code the GPU runs
 /// (descent.hpp, conjugate_gradient.hpp), here on a `serial_team`; CGLS keeps
 /// its residual of the rows here. Y may be in another type than X: a
