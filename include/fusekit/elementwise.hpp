@@ -114,8 +114,8 @@ void hidden_layer_unfused(const Policy& policy, ::cuda::std::span<G> grey, ::cud
   constexpr detail::call_site site{"fusekit::hidden_layer_unfused", {"out", "grey", "w", "out", ""}};
   if constexpr (detail::policy_usable<detail::transform_tag, Policy>()) {
     detail::check_transform<Out, weigh>(site, out, grey, w);
-    detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("grey", grey));
-    detail::expect_disjoint(site.function, detail::describe("out", out), detail::describe("w", w));
+    detail::expect_apart(site.function, {detail::describe("out", out)},
+                         {detail::describe("grey", grey), detail::describe("w", w)});
     ::cuda::std::span<const Out> const running(out.data(), out.size());
     run_transform(detail::transform_tag{}, policy, site, out, normalize<float>{scale}, grey);
     run_transform(detail::transform_tag{}, policy, site, out, weigh{}, running, w);

@@ -100,7 +100,9 @@ namespace fusekit {
 /// \param X       K × L inputs, one per row; finite; K ≥ 1, L ≥ 1
 /// \param Y       K × N targets; finite
 /// \param W       N × L weights, written; read first only for `gd_init::warm_start`;
-///                 shares no byte with X or Y
+///                 shares no byte with X, Y or an extra (detail/core/checks.hpp,
+///                 expect_apart: every output of every call apart from every input
+///                 and every other output)
 /// \param options learning rate, tolerance, budget, method, formulation, start
 /// \returns       a host report: per output its status, iterations and last gradᵀgrad,
 ///                 and the learning rate, formulation and GPU path used. With
@@ -163,7 +165,8 @@ void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<
 
 /// Y_hat = X Wᵀ + b: `predict`, then the intercepts b (N values in any
 /// contiguous range, as `fit` wrote them with fit_extras) added to every row,
-/// on the host (fusekit::cpu). X, W and Y_hat as `predict` takes them.
+/// on the host (fusekit::cpu). X, W and Y_hat as `predict` takes them; Y_hat
+/// shares no byte with b either.
 template <class MX, class MW, class B, class MY, std::enable_if_t<detail::all_row_major_v<MX, MW, MY>, int> = 0>
 void predict(const cpu& policy, const MX& X, const MW& W, const B& intercept, const MY& Y_hat) {
   using T = std::remove_cv_t<typename MY::element_type>;
@@ -171,6 +174,9 @@ void predict(const cpu& policy, const MX& X, const MW& W, const B& intercept, co
   FUSEKIT_EXPECTS(static_cast<std::int64_t>(b.size()) == static_cast<std::int64_t>(W.extent(0)),
                   "fusekit::predict: intercept has " + std::to_string(b.size()) +
                       " values; it needs one per output (N = " + std::to_string(W.extent(0)) + ")");
+  if constexpr (detail::matrices_usable<MX, MW, MY>("predict")) {
+    detail::check_predict(detail::as_matrix<const T>(X), detail::as_matrix<const T>(W), detail::as_matrix<T>(Y_hat), b);
+  }
   predict(policy, X, W, Y_hat);
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(Y_hat.extent(0)); ++k) {
     for (std::int64_t n = 0; n < static_cast<std::int64_t>(Y_hat.extent(1)); ++n) { Y_hat(k, n) = Y_hat(k, n) + b[n]; }

@@ -100,14 +100,22 @@ enum class gd_init {
 /// always comes with finite weights, under every flag (-ffast-math and
 /// --use_fast_math included). The values are stable, for code that stores them.
 enum class fit_status : int {
-  converged = 0,       ///< gradᵀgrad < tolerance, and the weights are finite
+  /// gradᵀgrad < tolerance, and the weights and intercepts are finite and in
+  /// their type's normal range (CPU and MPI: a W whose scaling back into the
+  /// user's units rounds it below that range is `stalled`)
+  converged = 0,
   max_iterations = 1,  ///< the iteration budget ran out first
-  diverged = 2,        ///< the gradient or the weights became non-finite, or gradᵀgrad grew 10^12-fold
+  /// the gradient or the weights became non-finite, or gradᵀgrad grew
+  /// 10^12-fold; also a W or b past its type's range once scaled back or rounded
+  diverged = 2,
   /// at the rounding floor: ‖grad‖ within the bound of its own rounding error,
   /// c·u·(‖A‖‖w‖ + ‖b‖) on the features scaled to unit norm (u: the unit
   /// roundoff of the type the iterations run in; detail/train/descent.hpp), and no
   /// 0.1% progress over `stall_window` iterations. Slow progress above that
-  /// floor is not a stall: it runs on, to `max_iterations`.
+  /// floor is not a stall: it runs on, to `max_iterations`. Also (CPU and MPI,
+  /// rule rounding_floor) an answer below the type's range: a weight that loses
+  /// bits scaled back into the user's units, or Xᵀy too small for the rules'
+  /// squares even after the targets' rescaling.
   stalled = 3,
 };
 
@@ -233,9 +241,15 @@ struct gd_options {
 template <class T>
 struct fit_extras {
   /// K weights s_k ≥ 0, finite (this process's rows); empty: all 1. A weight
-  /// counts as that many copies of its row, as in scikit-learn.
+  /// counts as that many copies of its row, as in scikit-learn, so only their
+  /// ratios (and λ against them) matter: any common scale works, subnormal
+  /// (1e-310) to huge (1e308), read from the bits also under -ffast-math.
+  /// At least one weight over all processes is positive (else
+  /// invalid_argument naming sample_weight); a process without rows passes
+  /// none. Shares no byte with W or the intercepts.
   ::cuda::std::span<const T> sample_weight{};
-  /// N values, written: b with gd_options::fit_intercept, else 0; empty: not written.
+  /// N values or none, written: b with gd_options::fit_intercept, else 0;
+  /// empty: not written. Shares no byte with X, Y, W or the weights.
   ::cuda::std::span<T> intercept{};
 };
 

@@ -218,7 +218,7 @@ scalar init_of(const nb::handle& init, dtype acc, reduce_op op) {
 /// GdOptions: gd_options with its progress callback held as a Python object,
 /// so that no copy of the options touches a reference count without the GIL.
 struct py_options : fusekit::gd_options {
-  nb::object callback;
+  nb::object callback = nb::none();  ///< None when unset: readable, and settable by name
 };
 
 /// The options a fit runs with: a progress callback that takes the GIL.

@@ -175,3 +175,14 @@ def test_integer_init_is_combined_exactly():
     assert int(fk.reduce(u, "max", init=2 ** 63)) == 2 ** 63
     with pytest.raises(TypeError, match="init"):
         fk.reduce(x, "sum", init="five")
+
+
+@pytest.mark.parametrize("algorithm", ["deterministic", "cub", "naive_atomic", "block_atomic"])
+def test_uint64_min_and_max_span_the_whole_range(algorithm):
+    """uint64 values above 2^63 (where a signed identity would wrap): the exact min and max, and the
+    identities of an empty input."""
+    x = np.array([2**64 - 1, 2**63 + 5, 2**63 + 3, 2**63 + 9], dtype=np.uint64)
+    assert int(fk.reduce(x, "min", algorithm=algorithm)) == 2**63 + 3
+    assert int(fk.reduce(x, "max", algorithm=algorithm)) == 2**64 - 1
+    assert int(fk.reduce(np.empty(0, np.uint64), "min", algorithm=algorithm)) == 2**64 - 1
+    assert int(fk.reduce(np.zeros(3, np.uint64), "max", algorithm=algorithm)) == 0

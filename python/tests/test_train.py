@@ -272,3 +272,50 @@ def test_linear_association_warm_starts_from_its_weights():
     assert np.array_equal(net.weights, from_zeros)  # a model's first warm start starts at 0
     again = net.fit(X, Y).report.most_iterations()
     assert first >= 3 and again <= 1
+
+
+def test_progress_is_a_field_like_the_others():
+    """GdOptions.progress reads None unset, and is set by name in GdOptions(...) and recommended(...)."""
+    assert fk.GdOptions().progress is None and fk.GdOptions.recommended().progress is None
+    X, Y, _ = problem(300, 20, 2, seed=10)
+    seen = []
+    for o in (fk.GdOptions(max_iterations=1000, progress_every=500, progress=seen.append),
+              fk.GdOptions.recommended(progress=seen.append, progress_every=1)):
+        assert o.progress is not None
+        fk.fit(X, Y, o)
+    assert len(seen) >= 2
+    o = fk.GdOptions(progress=None)
+    assert o.progress is None
+
+
+def test_every_output_is_apart_from_every_input():
+    """One rule for every call: an output sharing memory with an input or another output is a ValueError
+    naming both, and nothing is written."""
+    arena = np.abs(np.random.default_rng(5).standard_normal(200)) + 0.5
+    X, Y, s = arena[0:18].reshape(6, 3), arena[18:30].reshape(6, 2), arena[30:36]
+    W, b = arena[36:42].reshape(2, 3), arena[42:44]
+    before = arena.copy()
+    o = fk.GdOptions.recommended(fit_intercept=True)
+    for kw in (dict(W=arena[1:7].reshape(2, 3), intercept=b),  # W over X
+               dict(W=arena[31:37].reshape(2, 3), intercept=b),  # W over the weights
+               dict(W=W, intercept=arena[41:43]),  # the intercepts over W
+               dict(W=W, intercept=arena[29:31]),  # over Y and the weights
+               dict(W=W, intercept=arena[35:37])):  # over the weights and W
+        with pytest.raises(ValueError, match="overlaps"):
+            fk.fit(X, Y, o, sample_weight=s, **kw)
+        assert np.array_equal(arena, before)
+    for out in (arena[0:12].reshape(6, 2), arena[37:49].reshape(6, 2), arena[43:55].reshape(6, 2)):
+        with pytest.raises(ValueError, match="overlaps"):
+            fk.predict(X, W, intercept=b, out=out)
+        assert np.array_equal(arena, before)
+    with pytest.raises(ValueError, match="overlaps"):
+        fk.sum(arena[0:64], out=arena[63:64].reshape(()))
+    with pytest.raises(ValueError, match="overlaps"):
+        fk.reduce(arena[0:64], "max", out=arena[5:6].reshape(()))
+    assert np.array_equal(arena, before)
+    layer = np.full(64, 0.5, np.float32)
+    grey = np.arange(32, dtype=np.uint8)
+    with pytest.raises(ValueError, match="overlap"):
+        fk.hidden_layer(grey, layer[0:32], out=layer[16:48])  # a part of an input: refused
+    assert np.all(layer == 0.5)
+    fk.hidden_layer(grey, layer[0:32], out=layer[0:32])  # exactly an input: in place, allowed

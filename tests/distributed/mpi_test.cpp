@@ -264,6 +264,43 @@ TEST(Mpi, RidgeInterceptAndWeightsMatchTheSingleProcessFit) {
   for (std::int64_t n = 0; n < N; ++n) { EXPECT_NEAR(b[n], b1[n], 1e-10 * (1 + std::fabs(b1[n]))) << n; }
 }
 
+// A shard may be empty, also in a weighted fit: the rank without rows passes
+// an empty weight span and takes part (docs/distributed.md). Rank 0 holds
+// no rows, the others split K; the weights are subnormal (a common factor:
+// the unweighted answer), and every weight 0 on every rank is rejected on
+// every rank naming sample_weight.
+TEST(Mpi, AnEmptyShardJoinsAWeightedFit) {
+  if (ranks_here() < 2) { GTEST_SKIP() << "needs 2 ranks or more"; }
+  std::int64_t const K = 301, L = 4, N = 2;
+  auto const p = fusekit::test::make_raw_problem<double>(K, L, N, 9, 0.2);
+  int const others = ranks_here() - 1, me = rank_here() - 1;
+  std::int64_t const first = me < 0 ? 0 : K * me / others, last = me < 0 ? 0 : K * (me + 1) / others;
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  cm const X(p.X.data() + first * L, last - first, L), Y(p.Y.data() + first * N, last - first, N);
+  fusekit::gd_options o = fusekit::gd_options::recommended();
+  o.fit_intercept = true;
+  std::vector<double> const s(static_cast<std::size_t>(K), 1e-310), ones(static_cast<std::size_t>(K), 1.0);
+  std::vector<double> W(N * L), W1(N * L), b(N), b1(N);
+  ::cuda::std::span<const double> const mine(s.data() + first, static_cast<std::size_t>(last - first));
+  auto const r =
+      fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, m(W.data(), N, L), o, fusekit::fit_extras<double>{mine, b});
+  auto const r1 = fusekit::fit(fusekit::cpu{}, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W1.data(), N, L), o,
+                               fusekit::fit_extras<double>{ones, b1});
+  EXPECT_TRUE(r.all_converged() && r1.all_converged()) << r.summary();
+  EXPECT_TRUE(same_on_every_rank(W, r));
+  for (std::size_t i = 0; i < W.size(); ++i) { EXPECT_NEAR(W[i], W1[i], 1e-10 * (1 + std::fabs(W1[i]))) << i; }
+  for (std::int64_t n = 0; n < N; ++n) { EXPECT_NEAR(b[n], b1[n], 1e-10 * (1 + std::fabs(b1[n]))) << n; }
+  std::vector<double> const zeros(static_cast<std::size_t>(K), 0.0);
+  ::cuda::std::span<const double> const none(zeros.data() + first, static_cast<std::size_t>(last - first));
+  try {
+    fusekit::fit(fusekit::mpi{MPI_COMM_WORLD}, X, Y, m(W.data(), N, L), o, fusekit::fit_extras<double>{none, b});
+    ADD_FAILURE() << "accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("every sample_weight is 0"), std::string::npos) << e.what();
+  }
+}
+
 // A failing MPI call throws fusekit::mpi_error with MPI's code and string and
 // the call, once the communicator returns errors instead of aborting.
 TEST(Mpi, AFailingCallThrowsMpiErrorWithMpisMessage) {

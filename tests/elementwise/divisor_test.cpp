@@ -41,6 +41,7 @@ using fusekit::detail::bit_cast;
 using fusekit::detail::float_divisor;
 
 std::uint32_t bits_of(float x) { return bit_cast<std::uint32_t>(x); }
+std::uint64_t bits_of(double x) { return bit_cast<std::uint64_t>(x); }
 float float_of(std::uint32_t b) { return bit_cast<float>(b); }
 
 bool same(float a, float b) { return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b)); }
@@ -229,8 +230,18 @@ TEST(FloatDivisor, NormalizeRunsItsDivisorInTheKernelWithTheSameBits) {
   static_assert(std::is_same_v<std::decay_t<decltype(chain_prepared.stage<0>())>, fusekit::normalize<float>>);
   EXPECT_EQ(chain_prepared(8.0f, 3.0f), 96.0f);  // (8 / 0.25) · 3
   EXPECT_EQ(chain(8.0f, 3.0f), 36.0f);           // (8 + 4) · 3
-  // A double quotient divides in double.
-  EXPECT_EQ(alone(1.0), 1.0 / static_cast<double>(255.0f));
+  // A double quotient divides in double: normalize<float>'s prepared form
+  // gives normalize's own bits on double inputs (a product by the reciprocal
+  // would not: 3/255 ≠ 3·(1/255) in double).
+  fusekit::normalize<float> const plain{255.0f};
+  int products_differ = 0;
+  for (int k = 0; k < 4096; ++k) {
+    double const x = k < 256 ? static_cast<double>(k) : std::ldexp(static_cast<double>(gen() | 1u), -(k % 40));
+    EXPECT_EQ(bits_of(alone(x)), bits_of(plain(x))) << std::hexfloat << x;
+    EXPECT_EQ(bits_of(alone(x)), bits_of(x / 255.0)) << std::hexfloat << x;
+    products_differ += x / 255.0 != x * (1.0 / 255.0) ? 1 : 0;
+  }
+  EXPECT_GT(products_differ, 100);  // the inputs tell a division from a product by the reciprocal
 }
 
 }  // namespace

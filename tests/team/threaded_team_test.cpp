@@ -362,6 +362,61 @@ TEST(ThreadedTeam, SingleLaunchNesterovJacobiRelative) {
   expect_single_launch_under_the_blocks_schedule(
       {"nesterov+jacobi, relative", gd_method::nesterov, true, 3000, 20, 0.0, 1e-9});
 }
+// Every output starts from its own row of W (gd_init::warm_start): output
+// n's single launch from row n gives the bits of a one-output system of row
+// n from that row, on every member count.
+TEST(ThreadedTeam, SingleLaunchWarmStartsEachOutputFromItsOwnRow) {
+  std::int64_t const L = 6, N = 3;
+  gram_system const g = gram_of(40, L, N, 17);
+  std::vector<double> v(static_cast<std::size_t>(L)), u(static_cast<std::size_t>(L));
+  double const lambda = fusekit::detail::symmetric_power_iteration(serial_team{}, g.A.data(), L, v.data(), u.data());
+  gd_options o;
+  o.init = fusekit::gd_init::warm_start;
+  o.max_iterations = 3;  // far from converged: the result shows where each output started
+  auto const p = fusekit::detail::make_descent_params<double>(o, 1.0 / lambda, 1.0);
+  std::vector<double> start(static_cast<std::size_t>(N * L));
+  for (std::size_t i = 0; i < start.size(); ++i) { start[i] = 0.5 * static_cast<double>(i % 7) - 1.0; }
+  for (int m : member_counts) {
+    fit_result all{start, std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+    for (std::int64_t n = 0; n < N; ++n) {
+      std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(L) / sizeof(double));
+      run_team(m, fusekit::test::modes_to_run().front(), [&](const threaded_team& team) {
+        fusekit::detail::single_launch_body(team, n, g.A.data(), g.B.data(), all.W.data(), L, p, all.reports.data(),
+                                            shared.data());
+      });
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      gram_system const one{L, 1, g.A, std::vector<double>(g.B.begin() + n * L, g.B.begin() + (n + 1) * L)};
+      std::vector<double> w(start.begin() + n * L, start.begin() + (n + 1) * L);
+      std::vector<fusekit::output_report> report(1);
+      std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(L) / sizeof(double));
+      fusekit::detail::single_launch_body(serial_team{}, 0, one.A.data(), one.B.data(), w.data(), L, p, report.data(),
+                                          shared.data());
+      for (std::int64_t l = 0; l < L; ++l) {
+        EXPECT_NEAR(all.W[n * L + l], w[l], 1e-12 * (1 + std::fabs(w[l]))) << m << " members, output " << n;
+      }
+    }
+  }
+}
+
+// serial_team::sum and column_sums add in index order from 0 (team.hpp): on
+// values that cancel, the order shows in the bits.
+TEST(SerialTeam, SumsAddInIndexOrderFromZero) {
+  std::vector<double> const v = {1.0, 0x1p60, 3.0, -0x1p60, 0.5, 0x1p-40, -7.0, 0x1p55, 1.25, -0x1p55, 2.0};
+  auto const n = static_cast<std::int64_t>(v.size());
+  double forward = 0, backward = 0;
+  for (std::int64_t i = 0; i < n; ++i) { forward = forward + v[i]; }
+  for (std::int64_t i = n - 1; i >= 0; --i) { backward = backward + v[i]; }
+  ASSERT_NE(forward, backward);  // the values tell the orders apart
+  double const sum = serial_team{}.sum<double>(n, [&](std::int64_t i) { return v[i]; });
+  EXPECT_EQ(std::memcmp(&sum, &forward, sizeof sum), 0);
+  std::vector<double> out(2);
+  serial_team{}.column_sums<double>(n, 2, out.data(),
+                                    [&](std::int64_t r, std::int64_t l) { return l == 0 ? v[r] : -v[r]; });
+  EXPECT_EQ(std::memcmp(&out[0], &forward, sizeof(double)), 0);
+  EXPECT_EQ(out[1], -forward);
+}
+
 // To the rounding floor: where it stops depends on the floor, made of ‖b‖_D and
 // ‖A‖_D (D: the Jacobi scaling), which every member must read whole.
 TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {

@@ -107,8 +107,9 @@ TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
   auto const p = make_raw_problem<double>(120, 6, 2, 25, 0.1, true);
   auto const W_star = least_squares_reference(p);
   for (auto m : {gd_method::plain, gd_method::nesterov, gd_method::conjugate_gradient}) {
-    for (auto pc : {gd_preconditioner::none, gd_preconditioner::jacobi}) {
+    for (auto pc : {gd_preconditioner::none, gd_preconditioner::jacobi, gd_preconditioner::cholesky}) {
       for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+        if (pc == gd_preconditioner::cholesky && m != gd_method::conjugate_gradient) { continue; }
         gd_options o;
         o.method = m;
         o.preconditioner = pc;
@@ -128,6 +129,17 @@ TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
           o.formulation = f;
           ASSERT_TRUE(cpu_fit(p, W, o).all_converged()) << what;
           EXPECT_LE(relative_error(W, W_star), 1e-8) << what;
+        }
+        if (pc == gd_preconditioner::cholesky) {  // the zero column's pivot is 1: no shift, a few updates
+                                                  // (Jacobi in its place on the direct formulation)
+          o = gd_options::recommended();
+          o.formulation = f;
+          auto const rc = cpu_fit(p, W, o);
+          ASSERT_TRUE(rc.all_converged()) << what << ": " << rc.summary();
+          if (f == gd_formulation::gram) { EXPECT_EQ(rc.preconditioner, gd_preconditioner::cholesky) << what; }
+          EXPECT_LE(relative_error(W, W_star), 1e-8) << what;
+          EXPECT_LE(rc.most_iterations(), 30) << what;
+          for (std::int64_t n = 0; n < p.N; ++n) { EXPECT_EQ(W[n * p.L + 1], 0.0) << what; }
         }
       }
     }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,167 @@ RC_GTEST_PROP(TrainProperties, AnUnconvergedFitIsNeverWorseThanItsStartOrZero, (
   long double const slack = 1e-12L * (zero + residual2(start));
   RC_ASSERT(residual2(W) <= zero + slack);
   RC_ASSERT(residual2(W) <= residual2(start) + slack);
+}
+
+// ---- "converged" means a right answer (docs/trainer.md, "W on every status") ----
+
+/// A drawn problem as users bring it: Gaussian columns in units 2^e_l
+/// (ordinary, tiny, subnormal, huge), targets in units 2^f, weights in
+/// units 2^g (subnormal to huge, some rows 0), ridge and an intercept.
+struct drawn_fit {
+  fusekit::test::problem<double> p;
+  std::vector<double> s;  ///< empty: unweighted
+  fusekit::gd_options o;
+};
+
+drawn_fit draw_fit() {
+  std::int64_t const L = *rc::gen::inRange<std::int64_t>(1, 6), K = *rc::gen::inRange<std::int64_t>(1, 25);
+  std::int64_t const N = *rc::gen::inRange<std::int64_t>(1, 3);
+  drawn_fit d{fusekit::test::make_problem<double>(K, L, N, *rc::gen::arbitrary<std::uint32_t>(), false, 0.3), {}, {}};
+  for (std::int64_t l = 0; l < L; ++l) {
+    int const e = *rc::gen::element(0, 0, 0, -7, 9, -520, -1040, -1060, 600, 1000);
+    for (std::int64_t k = 0; k < K; ++k) { d.p.X[k * L + l] = std::ldexp(d.p.X[k * L + l], e); }
+  }
+  int const f = *rc::gen::element(0, 0, -540, -1000, 700);
+  for (auto& y : d.p.Y) { y = std::ldexp(y, f); }
+  if (*rc::gen::arbitrary<bool>()) {
+    int const g = *rc::gen::element(0, -1040, -1070, -600, 900, 1015);
+    std::mt19937 gen(static_cast<std::uint32_t>(K * 7 + L));
+    std::uniform_real_distribution<double> spread(0.25, 4.0);
+    d.s.resize(static_cast<std::size_t>(K));
+    for (auto& v : d.s) { v = gen() % 5 == 0 ? 0.0 : std::ldexp(spread(gen), g); }
+    d.s[0] = std::ldexp(1.0, g);  // one positive weight at least
+  }
+  fusekit::gd_options& o = d.o;
+  o = fusekit::gd_options::recommended();
+  o.method = static_cast<fusekit::gd_method>(*rc::gen::element(2, 2, 2, 0, 1));
+  int const pc = *rc::gen::inRange(0, o.method == fusekit::gd_method::conjugate_gradient ? 3 : 2);
+  o.preconditioner = static_cast<fusekit::gd_preconditioner>(pc);
+  o.formulation = static_cast<fusekit::gd_formulation>(*rc::gen::inRange(0, 3));
+  o.max_iterations = 3000;
+  o.ridge = *rc::gen::element(0.0, 0.0, 1e-3, 2.0);
+  o.fit_intercept = *rc::gen::arbitrary<bool>();
+  return d;
+}
+
+/// The user's objective Σ s_k ‖y_k − W x_k − b‖² + λ‖W‖² of output n, and
+/// its gradient in W, in long double (whose range holds every drawn unit).
+struct objective_at {
+  long double value = 0;
+  std::vector<long double> gradient;
+};
+
+objective_at objective(const drawn_fit& d, std::int64_t n, const double* w, double b) {
+  auto const& p = d.p;
+  objective_at out;
+  out.gradient.assign(static_cast<std::size_t>(p.L), 0.0L);
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    long double const s = d.s.empty() ? 1.0L : d.s[k];
+    long double r = static_cast<long double>(p.Y[k * p.N + n]) - b;
+    for (std::int64_t l = 0; l < p.L; ++l) { r -= static_cast<long double>(p.X[k * p.L + l]) * w[l]; }
+    out.value += s * r * r;
+    for (std::int64_t l = 0; l < p.L; ++l) { out.gradient[l] -= s * r * p.X[k * p.L + l]; }
+  }
+  for (std::int64_t l = 0; l < p.L; ++l) {
+    out.value += d.o.ridge * static_cast<long double>(w[l]) * w[l];
+    out.gradient[l] += d.o.ridge * static_cast<long double>(w[l]);
+  }
+  return out;
+}
+
+fusekit::fit_report run(const drawn_fit& d, const std::vector<double>& s, double ridge, std::vector<double>& W,
+                        std::vector<double>& b) {
+  auto const& p = d.p;
+  W.assign(static_cast<std::size_t>(p.N * p.L), 0.0);
+  b.assign(static_cast<std::size_t>(p.N), 0.0);
+  fusekit::gd_options o = d.o;
+  o.ridge = ridge;
+  return fusekit::fit(fusekit::cpu{}, fusekit::matrix<const double>(p.X.data(), p.K, p.L),
+                      fusekit::matrix<const double>(p.Y.data(), p.K, p.N), fusekit::matrix<double>(W.data(), p.N, p.L),
+                      o, fusekit::fit_extras<double>{s, b});
+}
+
+// Every output that says `converged`, for every method and preconditioner,
+// with and without ridge, an intercept and weights, on columns, targets and
+// weights from subnormal to huge units:
+// - W and b are finite;
+// - the objective is no worse than at W = 0 (with b its best there, ȳ);
+// - the relative rule holds on the true gradient in the user's units, in
+//   the metric D = diag of the weighted, centred Gram matrix (plus λ), to
+//   the rounding of the fit's arithmetic (1e-9 of ‖Xᵀy‖_D at most);
+// - a common rescaling of the weights and the ridge by a power of two
+//   (down to subnormal, up to huge) gives the same bits and statuses.
+RC_GTEST_PROP(TrainProperties, ConvergedMeansARightAnswer, ()) {
+  drawn_fit const d = draw_fit();
+  auto const& p = d.p;
+  std::vector<double> W, b;
+  fusekit::fit_report const r = run(d, d.s, d.o.ridge, W, b);
+  for (std::int64_t n = 0; n < p.N; ++n) {
+    RC_ASSERT(r.outputs[n].iterations <= d.o.max_iterations);
+    if (r.outputs[n].status != fusekit::fit_status::converged) { continue; }
+    const double* const w = W.data() + n * p.L;
+    RC_ASSERT(std::isfinite(b[n]));
+    for (std::int64_t l = 0; l < p.L; ++l) { RC_ASSERT(std::isfinite(w[l])); }
+    // The weighted means: b's best at W = 0, and the centring of D.
+    long double total = 0, y_mean = 0;
+    std::vector<long double> x_mean(static_cast<std::size_t>(p.L), 0.0L);
+    for (std::int64_t k = 0; k < p.K && d.o.fit_intercept; ++k) {
+      long double const s = d.s.empty() ? 1.0L : d.s[k];
+      total += s;
+      y_mean += s * p.Y[k * p.N + n];
+      for (std::int64_t l = 0; l < p.L; ++l) { x_mean[l] += s * p.X[k * p.L + l]; }
+    }
+    if (total > 0) {
+      y_mean /= total;
+      for (auto& m : x_mean) { m /= total; }
+    }
+    std::vector<double> const zero(static_cast<std::size_t>(p.L), 0.0);
+    long double const at_zero = objective(d, n, zero.data(), static_cast<double>(y_mean)).value;
+    objective_at const here = objective(d, n, w, b[n]);
+    RC_ASSERT(here.value <= at_zero * (1 + 1e-9L));
+    // ‖g‖²_D⁻¹, ‖Xᵀy‖²_D⁻¹ (X and y weighted and centred), and the part of
+    // g that rounding W and b to double alone can make (half an ulp each,
+    // at least half the smallest subnormal: an answer below double's range
+    // rounds to 0 or a subnormal, the nearest double).
+    auto const half_ulp = [](double v) {
+      return std::max(std::fabs(static_cast<long double>(v)) * 0x1p-53L, static_cast<long double>(0x1p-1075L));
+    };
+    long double g2 = 0, ref2 = 0, round2 = 0;
+    for (std::int64_t l = 0; l < p.L; ++l) {
+      long double dl = d.o.ridge, xy = 0, rounding = std::fabs(x_mean[l]) * total * half_ulp(b[n]);
+      for (std::int64_t k = 0; k < p.K; ++k) {
+        long double const s = d.s.empty() ? 1.0L : d.s[k];
+        long double const x = p.X[k * p.L + l] - x_mean[l];
+        dl += s * x * x;
+        xy += s * x * (static_cast<long double>(p.Y[k * p.N + n]) - y_mean);
+        for (std::int64_t j = 0; j < p.L; ++j) {
+          rounding += s * std::fabs(x * (p.X[k * p.L + j] - x_mean[j])) * half_ulp(w[j]);
+        }
+      }
+      rounding += d.o.ridge * half_ulp(w[l]);
+      if (dl > 0) {
+        g2 += here.gradient[l] * here.gradient[l] / dl;
+        ref2 += xy * xy / dl;
+        round2 += rounding * rounding / dl;
+      }
+    }
+    RC_ASSERT(sqrtl(g2) <= 1e-9L * sqrtl(ref2) + 2 * sqrtl(round2));
+  }
+  if (d.s.empty()) { return; }
+  int const h = *rc::gen::element(-1074, -600, -200, 200, 600);
+  std::vector<double> scaled(d.s);
+  bool exact = std::isfinite(std::ldexp(d.o.ridge, h)) && std::ldexp(std::ldexp(d.o.ridge, h), -h) == d.o.ridge;
+  for (auto& v : scaled) {
+    v = std::ldexp(v, h);
+    exact = exact && std::isfinite(v) && std::ldexp(v, -h) == std::ldexp(std::ldexp(v, -h), 0) &&
+            std::ldexp(v, -h) == d.s[static_cast<std::size_t>(&v - scaled.data())];
+  }
+  RC_PRE(exact);
+  std::vector<double> W2, b2;
+  fusekit::fit_report const r2 = run(d, scaled, std::ldexp(d.o.ridge, h), W2, b2);
+  RC_ASSERT(std::memcmp(W.data(), W2.data(), W.size() * sizeof(double)) == 0);
+  RC_ASSERT(std::memcmp(b.data(), b2.data(), b.size() * sizeof(double)) == 0);
+  for (std::int64_t n = 0; n < p.N; ++n) { RC_ASSERT(r.outputs[n].status == r2.outputs[n].status); }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace fusekit {
@@ -81,6 +82,24 @@ inline void expect_in_place_or_disjoint(const char* function, const named_range&
 inline void expect_disjoint(const char* function, const named_range& out, const named_range& in) {
   FUSEKIT_EXPECTS(!overlaps(out, in),
                   std::string(function) + ": " + out.name + " overlaps " + in.name + "; they must not share memory");
+}
+
+/// The aliasing rule of every call, in one place: every view non-null (unless
+/// empty) and aligned, and every output (written) sharing no byte with any
+/// input or any other output. The one documented exception, an elementwise
+/// output that is exactly one of its inputs, is expect_in_place_or_disjoint.
+inline void expect_apart(const char* function, std::initializer_list<named_range> outputs,
+                         std::initializer_list<named_range> inputs) {
+  for (const auto& list : {outputs, inputs}) {
+    for (const named_range& r : list) {
+      expect_not_null(function, r);
+      expect_aligned(function, r);
+    }
+  }
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (const named_range& in : inputs) { expect_disjoint(function, *out, in); }
+    for (auto other = outputs.begin(); other != out; ++other) { expect_disjoint(function, *out, *other); }
+  }
 }
 
 }  // namespace core

@@ -162,12 +162,19 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
   expect_communicator(comm);
   int const ranks = mpi_size(comm);
   cpu const& local = policy.local;
+  // A shard without rows has no weights to give: it takes the other ranks'
+  // answer (1 given, 0 not, -1 a shard without rows), so that an empty shard
+  // joins a weighted fit, as docs/distributed.md says shards may be empty.
+  int const mine_weighted = extras.sample_weight.empty() ? (X.extent(0) == 0 ? -1 : 0) : 1;
+  int any_weighted = mine_weighted;
+  FUSEKIT_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &any_weighted, 1, MPI_INT, MPI_MAX, comm));
+  bool const weighted = mine_weighted < 0 ? any_weighted > 0 : mine_weighted > 0;
   call_key key = fit_key<T>(f, X.extent(1), Y.extent(1), o, bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
-  key.add("sample weights (given or not)", !extras.sample_weight.empty())
+  key.add("sample weights (given or not; a shard without rows gives either)", weighted)
       .add("intercept (given or not)", !extras.intercept.empty());
   collective_check(comm, key, [&] {
     (void)cpu_thread_count(local);  // a negative count, before anything else
-    check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true);
+    check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true, extras);
     check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{local});
   });
   // L and N agree, and some rank has rows.
@@ -185,7 +192,7 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
   gd_options collective = o;
   collective.progress = collective_progress("fusekit::fit (mpi)", o, mpi_gather{comm});
   fit_report report = cpu_fit_with_extras(
-      local, X, Y, W, collective, extras, K,
+      local, X, Y, W, collective, extras, weighted, K,
       [&](auto* values, std::int64_t count) { ordered_allreduce_sum(comm, values, count); },
       [&](double* values, std::int64_t count) {
         FUSEKIT_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, comm));

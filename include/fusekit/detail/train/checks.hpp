@@ -44,15 +44,9 @@ named_range describe_matrix(const std::string& function, const char* name, const
           static_cast<std::size_t>(matrix_elements(function, name, m)), sizeof(typename M::element_type)};
 }
 
-/// Three matrices non-null and aligned, the written one sharing no byte with the two read.
-inline void expect_written_apart(const char* f, const named_range& written, const named_range& a,
-                                 const named_range& b) {
-  for (const auto& r : {a, b, written}) {
-    expect_not_null(f, r);
-    expect_aligned(f, r);
-  }
-  expect_disjoint(f, written, a);
-  expect_disjoint(f, written, b);
+template <class T>
+named_range describe_values(const char* name, ::cuda::std::span<T> values) {
+  return {name, reinterpret_cast<std::uintptr_t>(values.data()), values.size(), sizeof(T)};
 }
 
 /// The first non-finite value of a view and its index (−1: none).
@@ -216,10 +210,12 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                       ", not a gd_init (zeros, warm_start or uniform)");
 }
 
-/// Checks every argument of `fit`; `count` counts a matrix's non-finite values.
+/// Checks every argument of `fit` (and the memory of its extras: W and the
+/// intercepts written, apart from X, Y, the weights and each other); `count`
+/// counts a matrix's non-finite values.
 template <class T, class Count>
 void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count,
-               bool rows_may_be_empty = false) {
+               bool rows_may_be_empty = false, const fit_extras<T>& extras = {}) {
   check_train_type<T>();
   const char* const f = "fusekit::fit";
   FUSEKIT_EXPECTS((X.extent(0) > 0 || rows_may_be_empty) && X.extent(1) > 0,
@@ -233,7 +229,9 @@ void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_optio
                   std::string(f) + ": W is " + std::to_string(W.extent(0)) + " x " + std::to_string(W.extent(1)) +
                       " but must be N x L = " + std::to_string(Y.extent(1)) + " x " + std::to_string(X.extent(1)));
   check_options(f, o, &positive_finite_in<T>, type_name<T>());
-  expect_written_apart(f, describe_matrix(f, "W", W), describe_matrix(f, "X", X), describe_matrix(f, "Y", Y));
+  expect_apart(
+      f, {describe_matrix(f, "W", W), describe_values("intercept", extras.intercept)},
+      {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_values("sample_weight", extras.sample_weight)});
   expect_finite(f, "X", X, count);
   expect_finite(f, "Y", Y, count);
   if (o.init == gd_init::warm_start) {
@@ -241,8 +239,10 @@ void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_optio
   }
 }
 
+/// Checks every argument of `predict`, and `intercept` (N values or none)
+/// against Y_hat.
 template <class T>
-void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat, ::cuda::std::span<const T> intercept = {}) {
   check_train_type<T>();
   const char* const f = "fusekit::predict";
   FUSEKIT_EXPECTS(W.extent(1) == X.extent(1), std::string(f) + ": W has " + std::to_string(W.extent(1)) +
@@ -252,7 +252,8 @@ void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
                   std::string(f) + ": Y_hat is " + std::to_string(Y_hat.extent(0)) + " x " +
                       std::to_string(Y_hat.extent(1)) + " but must be K x N = " + std::to_string(X.extent(0)) + " x " +
                       std::to_string(W.extent(0)));
-  expect_written_apart(f, describe_matrix(f, "Y_hat", Y_hat), describe_matrix(f, "X", X), describe_matrix(f, "W", W));
+  expect_apart(f, {describe_matrix(f, "Y_hat", Y_hat)},
+               {describe_matrix(f, "X", X), describe_matrix(f, "W", W), describe_values("intercept", intercept)});
 }
 
 /// Whether a backend's fit takes fit_extras (ridge, an intercept, sample

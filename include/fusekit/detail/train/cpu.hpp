@@ -43,25 +43,23 @@ struct compute_weights {
       (void)W;
     }
   }
-  /// write(W); an output whose weights do not fit in T (finite in C, ±inf in
-  /// T) is not a success: diverged, by the rule non_finite.
-  void finish(matrix<T> W, fit_report& report) const {
+  /// write(W); an output whose W row or intercept is not finite in T, or
+  /// whose weights lost bits below T's range, is not a success
+  /// (expect_finite_outputs, mark_underflow).
+  void finish(matrix<T> W, ::cuda::std::span<const T> intercept, fit_report& report) const {
     write(W);
     if constexpr (!std::is_same_v<C, T>) {
       std::int64_t const N = W.extent(0), L = W.extent(1);
       for (std::int64_t n = 0; n < N; ++n) {
-        bool finite = true;
-        for (std::int64_t l = 0; l < L; ++l) { finite = finite && is_finite(W.data_handle()[n * L + l]); }
-        auto& out = report.outputs[static_cast<std::size_t>(n)];
-        if (!finite && out.status != fit_status::diverged) {
-          out.status = fit_status::diverged;
-          out.rule = stop_rule::non_finite;
+        bool lossy = false;
+        for (std::int64_t l = 0; l < L; ++l) {
+          double const c = static_cast<double>(copy[n * L + l]), t = static_cast<double>(W(n, l));
+          lossy = lossy || (c != 0 && !(std::fabs(t - c) <= 0x1p-24 * std::fabs(c)));
         }
+        if (lossy) { mark_underflow(report.outputs[static_cast<std::size_t>(n)]); }
       }
-    } else {
-      (void)W;
-      (void)report;
     }
+    expect_finite_outputs(matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), intercept, report);
   }
 };
 
@@ -98,12 +96,17 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
     cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), rows_size, parallel,
                    cpu_iterate_of<C>(sys, p, X, Y, sum), report, &kept);
     keep_best_iterate(X, Y, weights.view, kept, report, sum);
-    cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
+    if (o.refinement_steps > 0 && sys.gram) {
+      std::vector<C> const before(weights.view.data_handle(), weights.view.data_handle() + N * L);
+      std::vector<output_report> const reported = report.outputs;
+      cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
+      keep_refinement_if_better(X, Y, weights.view, before, reported, report, sum);
+    }
   } catch (...) {  // a progress callback that throws stops the fit with W at the iterate reached, in every T
     weights.write(W);
     throw;
   }
-  weights.finish(W, report);
+  weights.finish(W, {}, report);
   return report;
 }
 
@@ -112,29 +115,31 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
 /// `max` over the processes; `ridge_rows`: this process adds the ridge's rows.
 template <class T, class SumOverProcesses, class MaxOverProcesses>
 fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                               const gd_options& o, const fit_extras<T>& e, std::int64_t total_rows,
+                               const gd_options& o, const fit_extras<T>& e, bool weighted, std::int64_t total_rows,
                                const SumOverProcesses& sum, const MaxOverProcesses& max, bool ridge_rows,
                                bool parallel_direct) {
-  std::vector<double> high, low;
-  std::vector<int> exponents = column_exponents(X, o, max, high, low);
-  if (!needs_preparation(e, o, exponents)) {
+  std::vector<double> high, low, y_largest;
+  std::vector<int> const exponents = column_exponents(X, Y, o, max, high, low, y_largest);
+  if (!needs_preparation(weighted, o, exponents)) {
     for (T& b : e.intercept) { b = T(0); }  // no intercept: b = 0, as documented
     return cpu_fit_checked(policy, X, Y, W, o, total_rows, sum, parallel_direct);
   }
   std::int64_t const L = X.extent(1), N = Y.extent(1);
-  prepared_data const d = prepare(X, Y, e, o, std::move(exponents), high, low, ridge_rows, sum);
-  std::int64_t const rows = total_rows + (o.ridge > 0 ? L : 0);
+  prepared_data const d = prepare(X, Y, e, weighted, o, high, low, y_largest, ridge_rows, sum, max);
+  std::int64_t const rows = total_rows + (has_ridge(o) ? L : 0);
   compute_weights<cpu_compute_t, T> weights(W);
   fit_report report;
   try {
-    report = fit_prepared(d, N, L, weights.view, e, [&](auto Xp, auto Yp, auto Wp) {
-      return cpu_fit_checked(policy, Xp, Yp, Wp, o, rows, sum, parallel_direct);
+    gd_options fit_options = o;
+    if (d.zero_design && !o.learning_rate) { fit_options.learning_rate = 1.0; }  // any: every gradient is 0
+    report = fit_prepared(d, N, L, weights.view, e, o.fit_intercept, [&](auto Xp, auto Yp, auto Wp) {
+      return cpu_fit_checked(policy, Xp, Yp, Wp, fit_options, rows, sum, parallel_direct);
     });
   } catch (...) {
     weights.write(W);
     throw;
   }
-  weights.finish(W, report);
+  weights.finish(W, ::cuda::std::span<const T>(e.intercept.data(), e.intercept.size()), report);
   return report;
 }
 
@@ -142,10 +147,10 @@ template <class T>
 fit_report run_fit(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                    const fit_extras<T>& extras = {}) {
   (void)cpu_thread_count(policy);  // a negative count is rejected first, on every fit
-  check_fit(X, Y, W, o, non_finite_counter<cpu>{policy});
+  check_fit(X, Y, W, o, non_finite_counter<cpu>{policy}, false, extras);
   check_fit_extras(extras, o, X.extent(0), Y.extent(1), non_finite_counter<cpu>{policy});
-  fit_report report =
-      cpu_fit_with_extras(policy, X, Y, W, o, extras, X.extent(0), no_processes{}, no_processes{}, true, true);
+  fit_report report = cpu_fit_with_extras(policy, X, Y, W, o, extras, !extras.sample_weight.empty(), X.extent(0),
+                                          no_processes{}, no_processes{}, true, true);
   report.path = fusekit::fit_path::cpu;
   return report;
 }

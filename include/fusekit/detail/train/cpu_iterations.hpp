@@ -159,6 +159,12 @@ C rows_residual2(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* 
   return s;
 }
 
+/// 1 − 2(K + L)·u: residuals closer than this factor are equal within their rounding.
+template <class C>
+double residual_band(double K, std::int64_t L) {
+  return 1.0 - 2.0 * (K + static_cast<double>(L)) * unit_roundoff<C>();
+}
+
 /// Never worse than the best iterate (gd_options, "W on every status"): an
 /// output that did not converge ends at whichever of the best iterate seen
 /// (smallest gradᵀgrad), the iterate reached, its start and W = 0 has the
@@ -175,13 +181,41 @@ void keep_best_iterate(matrix<const T> X, matrix<const T> Y, matrix<C> W, std::v
     if (report.outputs[static_cast<std::size_t>(n)].status == fit_status::converged) { continue; }
     C* const w = W.data_handle() + n * L;
     const C* const choice[4] = {kept[n].best.data(), w, kept[n].start.data(), zero.data()};
-    C r2[4];
+    C r2[5];  // and K over every process, for the band: every process picks the same
     for (int c = 0; c < 4; ++c) { r2[c] = rows_residual2(X, Y, n, choice[c]); }
-    sum(r2, 4);
-    double const band = 1.0 - 2.0 * static_cast<double>(X.extent(0) + L) * unit_roundoff<C>();
+    r2[4] = static_cast<C>(X.extent(0));
+    sum(r2, 5);
+    double const band = residual_band<C>(static_cast<double>(r2[4]), L);
     int pick = -1;  // the smallest finite residual (finite by the bits: -ffast-math safe)
     for (int c = 0; c < 4; ++c) { pick = is_finite(r2[c]) && (pick < 0 || r2[c] < band * r2[pick]) ? c : pick; }
     if (pick >= 0 && pick != 1) { std::copy(choice[pick], choice[pick] + L, w); }
+  }
+}
+
+/// The best-iterate rule's last word, after refinement (a correction is
+/// accepted by its gradient in A's rounded system, which at the floor of a
+/// nearly singular A can point far off): an output whose refinement changed
+/// w keeps the refined w only if its residual ‖y_n − X w‖², from X, is no
+/// larger than that of `before` (w before refinement, within the band of
+/// keep_best_iterate, where the refined w wins); else it returns to `before`
+/// and its report to `reported` (the report before refinement).
+template <class C, class T, class SumOverProcesses>
+void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W, const std::vector<C>& before,
+                               const std::vector<output_report>& reported, fit_report& report,
+                               const SumOverProcesses& sum) {
+  std::int64_t const N = W.extent(0), L = W.extent(1);
+  for (std::int64_t n = 0; n < N; ++n) {
+    C* const w = W.data_handle() + n * L;
+    const C* const b = before.data() + n * L;
+    if (std::equal(w, w + L, b)) { continue; }  // W is the same on every process: so is this test
+    C r2[3] = {rows_residual2(X, Y, n, static_cast<const C*>(w)), rows_residual2(X, Y, n, b),
+               static_cast<C>(X.extent(0))};
+    sum(r2, 3);
+    bool const refined_wins = is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[2]), L) > r2[1]);
+    if (!refined_wins) {
+      std::copy(b, b + L, w);
+      report.outputs[static_cast<std::size_t>(n)] = reported[static_cast<std::size_t>(n)];
+    }
   }
 }
 

@@ -154,10 +154,8 @@ fit_report cuda_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, ma
     FUSEKIT_EXPECTS(workspace.size() >= needed, std::string(f) + ": workspace has " + std::to_string(workspace.size()) +
                                                     " bytes but needs " + std::to_string(needed) +
                                                     " (ask fit_workspace_bytes)");
-    named_range const w = describe("workspace", workspace);
-    for (const auto& m : {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_matrix(f, "W", W)}) {
-      expect_disjoint(f, w, m);
-    }
+    expect_apart(f, {describe("workspace", workspace), describe_matrix(f, "W", W)},
+                 {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y)});
     check_fit(X, Y, W, o, arena_non_finite_counter{policy, &arena});
   } else {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
