@@ -106,6 +106,15 @@ TEST(ConjugateGradient, GramAndCglsAgree) {
 TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
   auto const p = make_raw_problem<double>(120, 6, 2, 25, 0.1, true);
   auto const W_star = least_squares_reference(p);
+  // The Cholesky factor: a zero column's row and column of A' are the
+  // identity's (cholesky.hpp), so the rest being full rank, no shift.
+  std::vector<double> A(static_cast<std::size_t>(p.L * p.L), 0.0);
+  for (std::int64_t i = 0; i < p.L; ++i) {
+    for (std::int64_t j = 0; j < p.L; ++j) {
+      for (std::int64_t k = 0; k < p.K; ++k) { A[i * p.L + j] += p.X[k * p.L + i] * p.X[k * p.L + j]; }
+    }
+  }
+  EXPECT_EQ(fusekit::detail::make_cholesky(A.data(), p.L).shift, 0.0);
   for (auto m : {gd_method::plain, gd_method::nesterov, gd_method::conjugate_gradient}) {
     for (auto pc : {gd_preconditioner::none, gd_preconditioner::jacobi, gd_preconditioner::cholesky}) {
       for (auto f : {gd_formulation::gram, gd_formulation::direct}) {

@@ -348,11 +348,19 @@ TEST(RankDeficient, NoPreconditionerFromZeroGivesTheMinimumNormSolution) {
   }
   auto const beta = fusekit::test::least_squares_reference(reduced);
   std::vector<long double> const want = {beta[0] / (1 + 1e6L), 1000 * beta[0] / (1 + 1e6L), beta[1]};
-  for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
-    o.formulation = f;
-    r = cpu_fit(dep, W, o);
-    EXPECT_TRUE(r.all_converged()) << r.summary();
-    EXPECT_LE(max_relative(W, want), 1e-9) << fusekit::to_string(f);
+  // And in extreme units (X·2^-530, whose squares underflow, or X·2^600):
+  // one power of two for every column keeps the minimum-norm split, W/c.
+  for (int e : {0, -530, 600}) {
+    problem<double> scaled = dep;
+    for (auto& x : scaled.X) { x = std::ldexp(x, e); }
+    std::vector<long double> want_scaled(want);
+    for (auto& v : want_scaled) { v = ldexpl(v, -e); }
+    for (auto f : {gd_formulation::gram, gd_formulation::direct}) {
+      o.formulation = f;
+      r = cpu_fit(scaled, W, o);
+      EXPECT_TRUE(r.all_converged()) << r.summary();
+      EXPECT_LE(max_relative(W, want_scaled), 1e-9) << fusekit::to_string(f) << " 2^" << e;
+    }
   }
 }
 

@@ -89,11 +89,12 @@ std::string describe(const gd_options& o) {
 
 // ---- A success status means the right answer ----
 
-// Features in tiny units (their squares subnormal or 0), with every
-// preconditioner, `none` (the minimum-norm setting) included: converged, to
-// the reference. Targets in tiny units likewise, with X in ordinary units.
-TEST(NoFalseSuccess, TinyUnitsAreSolvedWithEveryPreconditioner) {
-  for (double unit : {1e-150, 1e-158, 1e-165, 1e-300}) {
+// Features in tiny units (their squares subnormal or 0) or huge ones (their
+// squares overflow), with every preconditioner, `none` (the minimum-norm
+// setting) included: converged, to the reference. Targets in such units
+// likewise, with X in ordinary units.
+TEST(NoFalseSuccess, TinyAndHugeUnitsAreSolvedWithEveryPreconditioner) {
+  for (double unit : {1e-150, 1e-158, 1e-165, 1e-300, 1e250}) {
     for (bool tiny_x : {true, false}) {
       auto p = make_problem<double>(50, 4, 2, 7, false, 0.0);
       for (auto& x : p.X) { x = tiny_x ? x * unit : x; }
@@ -107,6 +108,40 @@ TEST(NoFalseSuccess, TinyUnitsAreSolvedWithEveryPreconditioner) {
         EXPECT_TRUE(r.all_converged()) << what << ": " << r.summary();
         EXPECT_LE(relative_error(W, W_star), 1e-10) << what;
       }
+    }
+  }
+}
+
+// Columns 2^700 below the ridge: the ridge's row sets their scale, so Xᵀy
+// is 2^-700 of it, whose square the stopping rules cannot hold; the targets
+// are scaled up (exactly) until they can, and the answer, about Xᵀy/λ, is
+// reached and converged, to the long-double reference.
+TEST(NoFalseSuccess, ColumnsFarBelowTheRidgeAreSolved) {
+  auto p = make_problem<double>(30, 3, 2, 14, false, 0.1);
+  for (auto& x : p.X) { x = std::ldexp(x, -700); }
+  for (bool intercept : {false, true}) {
+    // The closed form: W = (X̃ᵀX̃ + I)⁻¹ X̃ᵀỸ = X̃ᵀỸ to 2^-1400 relatively (X̃ᵀX̃ is
+    // 2^-1400 of I), X̃ and Ỹ centred with an intercept; in long double.
+    std::vector<long double> x_mean(3, 0.0L), y_mean(2, 0.0L), W_ref(6, 0.0L);
+    for (std::int64_t k = 0; k < 30 && intercept; ++k) {
+      for (std::int64_t l = 0; l < 3; ++l) { x_mean[l] += static_cast<long double>(p.X[k * 3 + l]) / 30; }
+      for (std::int64_t n = 0; n < 2; ++n) { y_mean[n] += static_cast<long double>(p.Y[k * 2 + n]) / 30; }
+    }
+    for (std::int64_t k = 0; k < 30; ++k) {
+      for (std::int64_t n = 0; n < 2; ++n) {
+        for (std::int64_t l = 0; l < 3; ++l) {
+          W_ref[n * 3 + l] += (p.X[k * 3 + l] - x_mean[l]) * (p.Y[k * 2 + n] - y_mean[n]);
+        }
+      }
+    }
+    for (gd_options o : every_preconditioner()) {
+      o.ridge = 1.0;
+      o.fit_intercept = intercept;
+      std::vector<double> W, b;
+      fit_report const r = fit_with(p, W, b, {}, o);
+      std::string const what = std::to_string(intercept) + " " + describe(o);
+      EXPECT_TRUE(r.all_converged()) << what << ": " << r.summary();
+      EXPECT_LE(relative_error(W, W_ref), 1e-10) << what;
     }
   }
 }
@@ -236,10 +271,10 @@ TEST(NoFalseSuccess, ANegativeSubnormalWeightOrRidgeIsRejected) {
   EXPECT_THROW(run(o), fusekit::invalid_argument);
   std::vector<float> Xf(p.X.begin(), p.X.end()), Yf(p.Y.begin(), p.Y.end()), Wf(3), sf(20, 1.0f);
   sf[2] = -1e-45f;
-  EXPECT_THROW(fusekit::fit(fusekit::cpu{}, matrix<const float>(Xf.data(), 20, 3),
-                            matrix<const float>(Yf.data(), 20, 1), matrix<float>(Wf.data(), 1, 3),
-                            gd_options::recommended(), fit_extras<float>{sf, {}}),
-               fusekit::invalid_argument);
+  EXPECT_THROW(
+      fusekit::fit(fusekit::cpu{}, matrix<const float>(Xf.data(), 20, 3), matrix<const float>(Yf.data(), 20, 1),
+                   matrix<float>(Wf.data(), 1, 3), gd_options::recommended(), fit_extras<float>{sf, {}}),
+      fusekit::invalid_argument);
 }
 
 // Subnormal float weights (1e-40f, which -ffast-math flushes when
@@ -313,9 +348,9 @@ TEST(NoFalseSuccess, ARefinedFitIsNeverWorseThanTheUnrefinedFitOrZero) {
       EXPECT_LE(got, unrefined_r2 * band + rounding(W) + rounding(W0))
           << "seed " << seed << " " << fusekit::to_string(pc) << std::setprecision(20) << ": " << got << " against "
           << unrefined_r2 << " (unrefined)";
-      EXPECT_LE(got, zero_r2 * band + rounding(W)) << "seed " << seed << " " << fusekit::to_string(pc)
-                                                   << std::setprecision(20) << ": " << got << " against " << zero_r2
-                                                   << " (zero)";
+      EXPECT_LE(got, zero_r2 * band + rounding(W))
+          << "seed " << seed << " " << fusekit::to_string(pc) << std::setprecision(20) << ": " << got << " against "
+          << zero_r2 << " (zero)";
     }
   }
 }
@@ -399,9 +434,8 @@ TEST(NoFalseSuccess, AnInterceptOfTheWrongLengthIsRejected) {
       o.fit_intercept = intercept;
       std::vector<double> W(6, 0.5), b(size, 7.0);
       try {
-        fusekit::fit(fusekit::cpu{}, matrix<const double>(p.X.data(), 20, 3),
-                     matrix<const double>(p.Y.data(), 20, 2), matrix<double>(W.data(), 2, 3), o,
-                     fit_extras<double>{{}, b});
+        fusekit::fit(fusekit::cpu{}, matrix<const double>(p.X.data(), 20, 3), matrix<const double>(p.Y.data(), 20, 2),
+                     matrix<double>(W.data(), 2, 3), o, fit_extras<double>{{}, b});
         ADD_FAILURE() << intercept << " " << size;
       } catch (const fusekit::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("intercept has " + std::to_string(size) + " values"), std::string::npos)
@@ -472,9 +506,8 @@ TEST(Aliasing, EveryOutputIsApartFromEveryInputAndOutput) {
   // The reductions' result, and the elementwise layer's out (exactly an
   // input is in place and allowed; a part of one is not).
   std::vector<double> values(64, 1.0);
-  EXPECT_THROW(
-      fusekit::reduce_sum(fusekit::cpu{}, ::cuda::std::span<const double>(values.data(), 64), &values[63]),
-      fusekit::invalid_argument);
+  EXPECT_THROW(fusekit::reduce_sum(fusekit::cpu{}, ::cuda::std::span<const double>(values.data(), 64), &values[63]),
+               fusekit::invalid_argument);
   std::vector<float> layer(64, 0.5f);
   std::vector<std::uint8_t> grey(32, 7);
   EXPECT_THROW(fusekit::hidden_layer_unfused(fusekit::cpu{}, ::cuda::std::span<const std::uint8_t>(grey),
@@ -493,10 +526,11 @@ TEST(Aliasing, EveryOutputIsApartFromEveryInputAndOutput) {
   EXPECT_THROW(fusekit::reduce(fusekit::cpu{}, ::cuda::std::span<const double>(values.data(), 64), &values[5],
                                fusekit::maximum{}, 0.0),
                fusekit::invalid_argument);
-  EXPECT_THROW(fusekit::transform_reduce_sum(fusekit::cpu{}, into, fusekit::reduce_algorithm::deterministic,
-                                             fusekit::weigh{}, ::cuda::std::span<const float>(layer.data(), 32),
-                                             ::cuda::std::span<const float>(reinterpret_cast<const float*>(values.data()), 32)),
-               fusekit::invalid_argument);
+  EXPECT_THROW(
+      fusekit::transform_reduce_sum(fusekit::cpu{}, into, fusekit::reduce_algorithm::deterministic, fusekit::weigh{},
+                                    ::cuda::std::span<const float>(layer.data(), 32),
+                                    ::cuda::std::span<const float>(reinterpret_cast<const float*>(values.data()), 32)),
+      fusekit::invalid_argument);
   // In place, exactly: the one documented exception.
   EXPECT_NO_THROW(fusekit::transform(fusekit::cpu{}, ::cuda::std::span<float>(layer.data(), 32), fusekit::weigh{},
                                      ::cuda::std::span<const float>(layer.data(), 32),

@@ -454,7 +454,7 @@ fit_report fit_prepared(const prepared_data& d, std::int64_t N, std::int64_t L, 
   }
   for (std::int64_t n = 0; n < N && !e.intercept.empty(); ++n) {
     double b = d.y_mean[n];
-    for (std::int64_t l = 0; l < L && fit_intercept; ++l) {
+    for (std::int64_t l = 0; l < L; ++l) {  // x̄ = 0 without an intercept (b is 0 then, below)
       b -= std::ldexp(static_cast<double>(view(n, l)), -d.x_pre[l]) * d.x_mean[l];
     }
     e.intercept[n] = fit_intercept ? round_to<T>(b) : T(0);
