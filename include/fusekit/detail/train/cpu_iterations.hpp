@@ -159,6 +159,25 @@ C rows_residual2(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* 
   return s;
 }
 
+/// How far rounding can move ‖y_n − X w‖² as rows_residual2 computes it:
+/// 2(L + 2)·u·Σ_k |r_k|·(|y_k| + Σ_l |x_kl w_l|), over this process's rows.
+template <class C, class T, class U>
+C residual2_rounding(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* w) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  C s = C(0);
+  for (std::int64_t k = 0; k < K; ++k) {
+    C const y = static_cast<C>(Y.data_handle()[k * N + n]);
+    C r = y, a = y < C(0) ? -y : y;
+    for (std::int64_t l = 0; l < L; ++l) {
+      C const t = static_cast<C>(X(k, l)) * w[l];
+      r = r - t;
+      a = a + (t < C(0) ? -t : t);
+    }
+    s = s + (r < C(0) ? -r : r) * a;
+  }
+  return s * static_cast<C>(2.0 * static_cast<double>(L + 2) * unit_roundoff<C>());
+}
+
 /// 1 − 2(K + L)·u: residuals closer than this factor are equal within their rounding.
 template <class C>
 double residual_band(double K, std::int64_t L) {
@@ -196,9 +215,10 @@ void keep_best_iterate(matrix<const T> X, matrix<const T> Y, matrix<C> W, std::v
 /// accepted by its gradient in A's rounded system, which at the floor of a
 /// nearly singular A can point far off): an output whose refinement changed
 /// w keeps the refined w only if its residual ‖y_n − X w‖², from X, is no
-/// larger than that of `before` (w before refinement, within the band of
-/// keep_best_iterate, where the refined w wins); else it returns to `before`
-/// and its report to `reported` (the report before refinement).
+/// larger than that of `before` (w before refinement) beyond the band of
+/// keep_best_iterate and both residuals' rounding (residual2_rounding), where
+/// the refined w wins; else it returns to `before` and its report to
+/// `reported` (the report before refinement).
 template <class C, class T, class SumOverProcesses>
 void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W, const std::vector<C>& before,
                                const std::vector<output_report>& reported, fit_report& report,
@@ -208,10 +228,15 @@ void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W
     C* const w = W.data_handle() + n * L;
     const C* const b = before.data() + n * L;
     if (std::equal(w, w + L, b)) { continue; }  // W is the same on every process: so is this test
-    C r2[3] = {rows_residual2(X, Y, n, static_cast<const C*>(w)), rows_residual2(X, Y, n, b),
+    C r2[5] = {rows_residual2(X, Y, n, static_cast<const C*>(w)), rows_residual2(X, Y, n, b),
+               residual2_rounding(X, Y, n, static_cast<const C*>(w)), residual2_rounding(X, Y, n, b),
                static_cast<C>(X.extent(0))};
-    sum(r2, 3);
-    bool const refined_wins = is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[2]), L) > r2[1]);
+    sum(r2, 5);
+    // Worse by more than the residuals' own rounding (large opposite weights
+    // on dependent columns make that far larger than the band): the refined
+    // w loses. Within it the refined w, the more accurate one, wins.
+    bool const refined_wins =
+        is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[4]), L) > r2[1] + r2[2] + r2[3]);
     if (!refined_wins) {
       std::copy(b, b + L, w);
       report.outputs[static_cast<std::size_t>(n)] = reported[static_cast<std::size_t>(n)];
