@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     for (std::int64_t i = begin; i < end; ++i) {
       shard[static_cast<std::size_t>(i - begin)] = value_at(static_cast<std::uint64_t>(i));
     }
-    for (auto a : {fusekit::reduce_algorithm::deterministic, fusekit::reduce_algorithm::cub}) {
+    for (auto a : {fusekit::reduce_algorithm::deterministic, fusekit::reduce_algorithm::run_to_run}) {
       float sink = 0;
       double const s = timed(repeats, [&] { sink += fusekit::sum(world, shard, a); });
       if (rank == 0) {

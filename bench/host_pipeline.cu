@@ -151,7 +151,7 @@ template <layer_variant V>
 void BM_layer(benchmark::State& state) {
   layer_data& d = data_for(state.range(0));
   auto const n = static_cast<std::size_t>(d.n);
-  fusekit::cuda const policy{d.stream};
+  fusekit::cuda_staged const policy{d.stream};
   auto const device_layer = [&] {
     fusekit::hidden_layer(policy, span<const std::uint8_t>(d.d_grey.data, n), span<const float>(d.d_w.data, n),
                           span<float>(d.d_out.data, n));
@@ -184,7 +184,7 @@ template <sum_variant V>
 void BM_sum(benchmark::State& state) {
   layer_data& d = data_for(state.range(0));
   auto const n = static_cast<std::size_t>(d.n);
-  fusekit::cuda const policy{d.stream};
+  fusekit::cuda_staged const policy{d.stream};
   auto const det = fusekit::reduce_algorithm::deterministic;
   float const expected = fusekit::sum(policy, span<const float>(d.d_w.data, n), det);
   float got = 0;

@@ -99,9 +99,10 @@ struct device_data {
     FUSEKIT_CHECK_LAUNCH();
     // Double reference: cub in double (integers: exact in int64).
     if constexpr (std::is_floating_point_v<T>) {
-      reference = fusekit::sum(fusekit::cuda{}, x.cview(), reduce_algorithm::cub, fusekit::accumulate_in<double>{});
+      reference =
+          fusekit::sum(fusekit::cuda{}, x.cview(), reduce_algorithm::run_to_run, fusekit::accumulate_in<double>{});
     } else {
-      reference = static_cast<double>(fusekit::sum(fusekit::cuda{}, x.cview(), reduce_algorithm::cub));
+      reference = static_cast<double>(fusekit::sum(fusekit::cuda{}, x.cview(), reduce_algorithm::run_to_run));
     }
   }
 };
@@ -287,7 +288,8 @@ void register_gpu(const std::vector<std::int64_t>& sizes) {
       series<T, Acc>("gpu", "block_atomic"),
       [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); }, all);
   add(
-      series<T, Acc>("gpu", "cub"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::cub); }, all);
+      series<T, Acc>("gpu", "cub"), [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::run_to_run); },
+      all);
   add(
       series<T, Acc>("gpu", "deterministic"),
       [](benchmark::State& s) { BM_gpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); }, all);
@@ -309,7 +311,8 @@ void register_cpu(const std::vector<std::int64_t>& sizes) {
       [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::naive_atomic); }, sizes.front());
   add(series<T, Acc>("cpu", "block_atomic"),
       [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::block_atomic); });
-  add(series<T, Acc>("cpu", "cub"), [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::cub); });
+  add(series<T, Acc>("cpu", "cub"),
+      [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::run_to_run); });
   add(series<T, Acc>("cpu", "deterministic"),
       [](benchmark::State& s) { BM_cpu_reduce<T, Acc>(s, reduce_algorithm::deterministic); });
   add(series<T, Acc>("cpu", "std_reduce"), BM_cpu_std_reduce<T, Acc>);

@@ -10,7 +10,7 @@
 // back in a std::vector. On an H200 the fused kernel itself takes
 // microseconds: the copies over PCIe are the whole cost. The usual GPU port
 // copies everything in, computes, and copies everything back, one step after
-// the other. Given host memory, fusekit::cuda cuts the call into chunks and
+// the other. Given host memory, fusekit::cuda_staged cuts the call into chunks and
 // keeps both copy directions and the kernels busy at once, so the call costs
 // about its larger copy. Pageable memory (a plain std::vector) goes through
 // pinned staging buffers that fusekit keeps; pinned memory (cudaMallocHost)
@@ -22,7 +22,7 @@
 //
 // Usage: 03_host_data [n]        (default 1000000); exit status 0 when verified.
 
-#include <fusekit/fusekit.cuh>
+#include <fusekit/host_data.cuh>  // fusekit::cuda_staged: GPU calls on host memory
 
 #include <algorithm>
 #include <chrono>
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   if (gpu) {
     cudaStream_t stream = nullptr;
     FUSEKIT_CUDA_TRY(cudaStreamCreate(&stream));
-    fusekit::cuda const policy{stream};
+    fusekit::cuda_staged const policy{stream};
 
     // The one call: host vectors in, host vector out (returns with `out` written).
     double const one_call_ms = best_ms([&] { fusekit::hidden_layer(policy, grey, w, out); });

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   float const total = fusekit::sum(world, shard, fusekit::reduce_algorithm::deterministic);
   double const sum_s = seconds_since(t0);
-  float const engine = fusekit::sum(world, shard, fusekit::reduce_algorithm::cub);  // local sums + MPI_Allreduce
+  float const engine = fusekit::sum(world, shard, fusekit::reduce_algorithm::run_to_run);  // local sums + MPI_Allreduce
   if (rank == 0) {
     std::vector<float> all(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) { all[static_cast<std::size_t>(i)] = value_at(static_cast<std::uint64_t>(i)); }

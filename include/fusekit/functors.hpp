@@ -9,13 +9,12 @@
 /// (`fusekit::compute_t`, below): uint8_t and `__half` give
 /// float, double gives double.
 ///
-/// | functor                 | computes                | numeric contract                       |
-/// |-------------------------|-------------------------|----------------------------------------|
-/// | `normalize{scale}`      | x / scale               | one correctly rounded division         |
-/// | `weigh{}`               | x · w                   | one correctly rounded product          |
-/// | `tanh_activate{}`       | tanh(x)                 | float: ≤ 1.6 ulp, same code on host and device; double: the
-/// platform's tanh; exactly ±1 in the limit; NaN → NaN; never NaN for finite x | | `fast_tanh_activate{}`  | tanh(x),
-/// hardware approx| device float: relative error ≤ 2^-10.987 (`tanh.approx.f32`); host: as `tanh_activate` |
+/// | functor | computes | numeric contract |
+/// |---------|----------|------------------|
+/// | `normalize{scale}` | x / scale | one correctly rounded division |
+/// | `weigh{}` | x · w | one correctly rounded product |
+/// | `tanh_activate{}` | tanh(x) | float: ≤ 1.6 ulp, same code on host and device; double: the platform's tanh; exactly ±1 in the limit; NaN → NaN; never NaN for finite x |
+/// | `fast_tanh_activate{}` | tanh(x), hardware approx | device float: relative error ≤ 2^-10.987 (`tanh.approx.f32`); host: as `tanh_activate` |
 ///
 /// `fuse(s0, s1, ...)` composes stages left to right into one functor. A unary
 /// stage takes the running value; a binary stage takes the running value and
@@ -37,13 +36,11 @@
 ///
 /// **Fast-math builds** (the flags are the user's; fusekit sets none):
 ///
-/// | functor          | host `-ffast-math` (gcc, clang)            | device `nvcc --use_fast_math`      |
-/// |------------------|--------------------------------------------|------------------------------------|
-/// | `tanh_activate`  | float: ≤ 1.6 ulp for normal x (checked for every normal float up to 10, gcc 12 and clang 14,
-/// with and without FMA); subnormal x → ±0 (flushed) | float: ≤ 2.6 ulp for normal x (derived: the division becomes
-/// approximate, ≤ 2 ulp of a quotient ≤ 1/2, so at most 1 ulp more; a host simulation of that worst case gives 2.47);
-/// subnormal x → ±0 | | `normalize`      | x · (1/scale): ≤ 1.5 ulp                    | approximate division: ≤ 2 ulp
-/// | | `weigh`          | one product                                 | one product                         |
+/// | functor | host `-ffast-math` (gcc, clang) | device `nvcc --use_fast_math` |
+/// |---------|---------------------------------|-------------------------------|
+/// | `tanh_activate` | float: ≤ 1.6 ulp for normal x (checked for every normal float up to 10, gcc 12 and clang 14, with and without FMA); subnormal x → ±0 (flushed) | float: ≤ 2.6 ulp for normal x (derived: the division becomes approximate, ≤ 2 ulp of a quotient ≤ 1/2, so at most 1 ulp more; a host simulation of that worst case gives 2.47); subnormal x → ±0 |
+/// | `normalize` | x · (1/scale): ≤ 1.5 ulp | approximate division: ≤ 2 ulp |
+/// | `weigh` | one product | one product |
 ///
 /// A composition adds up: the hidden layer is within 1.6 + 1.5 + 0.5 ulp of the
 /// exact layer under host -ffast-math (tanh passes a relative error on at most

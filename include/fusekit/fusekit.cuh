@@ -8,5 +8,6 @@
 
 #include <fusekit/elementwise.cuh>
 #include <fusekit/fusekit.hpp>
+#include <fusekit/host_data.cuh>
 #include <fusekit/reduce.cuh>
 #include <fusekit/train.cuh>

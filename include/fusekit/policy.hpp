@@ -218,6 +218,28 @@ struct cuda {
   }
 };
 
+/// Run on the GPU as `fusekit::cuda` does, with views in host memory as well:
+/// an input in host memory is copied in pipelined chunks through pinned
+/// buffers while the kernels work on the chunks before it, and an output in
+/// host memory is copied back the same way (docs/host-data.md). Device views
+/// go straight to the kernels. Include <fusekit/host_data.cuh>.
+///
+///     std::vector<float> x(n);                                   // host memory
+///     float s = fusekit::sum(fusekit::cuda_staged{stream}, x);   // one call, pipelined copies
+///
+/// `fusekit::cuda` takes device memory only, and compiles no staging: a host
+/// pointer passed to it is rejected with a message that names this policy.
+struct cuda_staged : cuda {
+  using cuda::cuda;
+  constexpr cuda_staged() noexcept = default;
+  /// The GPU policy `c` (its stream, resources and tuning), staging host memory.
+  explicit constexpr cuda_staged(const cuda& c) noexcept : cuda(c) {}
+  /// This policy with the caller's tuning (as `cuda::with`).
+  [[nodiscard]] constexpr cuda_staged with(const fusekit::tuning& t) const noexcept {
+    return cuda_staged(cuda::with(t));
+  }
+};
+
 /// Run on the host. `threads == 0`: the process default (threads.hpp); see the file comment for the limits.
 /// `deterministic` reductions and fits do not depend on the thread count
 /// (they add in a fixed order), so `cpu{1}` and `cpu{16}` give the same bits;

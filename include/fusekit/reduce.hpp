@@ -3,26 +3,28 @@
 /// \file
 /// Sum reductions, side by side: what each costs and what each guarantees.
 ///
-///     fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::reduce_algorithm::block_atomic);
-///     float s = fusekit::sum(fusekit::cpu{}, h_in);                     // host value
-///     double d = fusekit::sum(fusekit::cuda{stream}, in, fusekit::reduce_algorithm::cub,
+///     float s = fusekit::sum(fusekit::cpu{}, h_in);                     // host value, deterministic
+///     fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::block_atomic{});
+///     double d = fusekit::sum(fusekit::cuda{stream}, in, fusekit::run_to_run{},
 ///                             fusekit::accumulate_in<double>{});        // synchronizes
 ///
-/// | algorithm      | GPU                                  | CPU (`fusekit::cpu`)                        | run to run |
-/// across GPUs and the CPU |
-/// |----------------|--------------------------------------|---------------------------------------------|------------|-------------------------|
-/// | `naive_atomic` | one atomicAdd per element (the teaching baseline; every add serializes on one address) | one host
-/// atomic per element (cuda::atomic_ref) from every thread: the slowest, for the same reason | differs | differs | |
-/// `block_atomic` | grid-stride sums per thread, cub::BlockReduce, one atomicAdd per block | a sum per chunk of 2^15
-/// values in the accumulator type (8 SIMD lanes), one atomic per chunk | differs (floating point) | differs | | `cub` |
-/// cub::DeviceReduce (two passes, temporary storage) | the parallel sum: blocks of 4096 summed in double, rounded once
-/// (no atomics) | same (the chunks depend on n alone) | differs | | `deterministic`| fixed-order tree over 8192-value
-/// tiles (detail/reduce/tree.hpp) | the same tree, the same function | same | same bits, CPU included |
+/// An algorithm is named by a tag type (`naive_atomic{}`, `block_atomic{}`,
+/// `run_to_run{}`, `deterministic{}`, the default): a call compiles that one
+/// algorithm and nothing else. A run-time `reduce_algorithm` value is taken
+/// too, for a caller that chooses at run time (a bench, the Python module):
+/// that call compiles all four.
+///
+/// | algorithm      | GPU | CPU (`fusekit::cpu`) | run to run | across GPUs and the CPU |
+/// |----------------|-----|----------------------|------------|-------------------------|
+/// | `naive_atomic` | one atomicAdd per element (the teaching baseline; every add serializes on one address) | one host atomic per element (cuda::atomic_ref) from every thread: the slowest, for the same reason | differs | differs |
+/// | `block_atomic` | grid-stride sums per thread, cub::BlockReduce, one atomicAdd per block | a sum per chunk of 2^15 values in the accumulator type (8 SIMD lanes), one atomic per chunk | differs (floating point) | differs |
+/// | `run_to_run`   | cub::DeviceReduce (two passes, temporary storage) | blocks of 4096 summed in double, rounded once (no atomics) | same (the blocks depend on n alone) | differs |
+/// | `deterministic`| fixed-order tree over 8192-value tiles (detail/reduce/tree.hpp) | the same tree, the same function | same | same bits, CPU included |
 ///
 /// Each name runs its algorithm on both backends, so a laptop shows what an
 /// H200 does: atomics in float lose digits and change run to run (with more
 /// than one thread), the tree never does. On the CPU `naive_atomic` costs
-/// hundreds of times `cub` (every add waits for the cache line); each
+/// hundreds of times `run_to_run` (every add waits for the cache line); each
 /// algorithm's measured cost is in docs/performance.md.
 ///
 /// **Accumulators.** float for float, `__half` and `__nv_bfloat16`; double for
@@ -33,13 +35,13 @@
 /// S = Σ|x_i|; the bounds are the classical worst case for the order each
 /// algorithm uses, rounded up; typical errors are far smaller, about u·√(terms)):
 ///
-/// | algorithm      | |computed − exact| ≤                                   |
-/// |----------------|--------------------------------------------------------|
+/// | algorithm      | \|computed − exact\| ≤ |
+/// |----------------|--------------------------|
 /// | `naive_atomic` | (n − 1)·u·S — any order, so the sequential worst case (GPU and CPU) |
-/// | `block_atomic` | GPU: (n/T + 10 + B)·u·S, T threads, B ≤ 2·SMs blocks; CPU: (n/(8P) + 8 + P)·u·S, P = ⌈n/2^15⌉
-/// chunks | | `cub`          | GPU: (n/T + log2 n)·u·S; CPU: u·|S_exact| + (4096/8 + 8 + n/4096)·2^-53·S (summed in
-/// double, rounded once) | | `deterministic`| (40·L)·u·S, L = levels of the tree = ⌈log_8192 n⌉ (1 to 3 in practice) |
-/// | integers       | exact (64-bit wrap-around on overflow)                  |
+/// | `block_atomic` | GPU: (n/T + 10 + B)·u·S, T threads, B ≤ 2·SMs blocks; CPU: (n/(8P) + 8 + P)·u·S, P = ⌈n/2^15⌉ chunks |
+/// | `run_to_run`   | GPU: (n/T + log2 n)·u·S; CPU: u·\|S_exact\| + (4096/8 + 8 + n/4096)·2^-53·S (summed in double, rounded once) |
+/// | `deterministic`| (40·L)·u·S, L = levels of the tree = ⌈log_8192 n⌉ (1 to 3 in practice) |
+/// | integers       | exact (64-bit wrap-around on overflow) |
 ///
 /// Sizes: n = 0 gives 0; n above 2^31 works (64-bit indices); NaN and ±inf
 /// propagate as IEEE addition says (inf + −inf = NaN). An op passed to
@@ -65,6 +67,7 @@
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/core/ranges.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
+#include <fusekit/detail/reduce/reduction.hpp>
 #include <fusekit/policy.hpp>
 #include <fusekit/reduce_types.hpp>
 
@@ -83,13 +86,15 @@ namespace fusekit {
 /// \param in        the values; any size, 0 included (the sum is then 0)
 /// \param out       one accumulator, of the type the sum runs in (see the file comment);
 ///                  shares no byte with `in`
-/// \param algorithm see the tables above; `deterministic` by default
+/// \param algorithm a tag (`deterministic{}` by default) or a `reduce_algorithm` value;
+///                  see the tables above
 /// \throws fusekit::invalid_argument for a null, misaligned or overlapping view, before anything runs
-template <class Policy, class T, class Acc>
-void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
-                reduce_algorithm algorithm = reduce_algorithm::deterministic) {
-  if constexpr (detail::policy_usable<detail::reduce_sum_tag, Policy>()) {
-    run_reduce_sum(detail::reduce_sum_tag{}, policy, in, out, algorithm);
+template <class Policy, class T, class Acc, class Algorithm = deterministic>
+void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Algorithm algorithm = {}) {
+  detail::check_accumulator<T, Acc>();
+  if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
+    detail::reduce_on(policy, detail::array_reduction<false>("fusekit::reduce_sum", in, plus{}, Acc(0), out),
+                      algorithm);
   }
 }
 
@@ -115,31 +120,33 @@ void reduce_sum(const Policy& policy, ::cuda::std::span<T> in, Acc* out,
 ///                  caller's associative and commutative `Acc op(Acc, Acc)`, which
 ///                  does not throw (on the GPU: callable on the device)
 /// \param init      combined once, first: the result for an empty `in`
-/// \param algorithm `cub` and `deterministic` take any op; `naive_atomic` and
+/// \param algorithm `run_to_run` and `deterministic` take any op; `naive_atomic` and
 ///                  `block_atomic` only an op with a CUDA atomic: `plus`, and
-///                  `minimum`/`maximum` on 32- and 64-bit integers (others throw
-///                  `fusekit::invalid_argument` on every backend). `deterministic`
+///                  `minimum`/`maximum` on 32- and 64-bit integers (a compile error
+///                  for a tag; a `reduce_algorithm` value throws
+///                  `fusekit::invalid_argument`, on every backend). `deterministic`
 ///                  gives the same bits on every GPU and the CPU for every op, and
 ///                  for an exact op (min and max, NaN included, integer plus)
 ///                  every algorithm does.
 /// \param out       one Acc: float, double or a 32- or 64-bit integer (integer inputs only)
-template <class Policy, class T, class Acc, class Op>
-void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc init,
-            reduce_algorithm algorithm = reduce_algorithm::deterministic) {
+template <class Policy, class T, class Acc, class Op, class Algorithm = deterministic>
+void reduce(const Policy& policy, ::cuda::std::span<T> in, Acc* out, Op op, Acc init, Algorithm algorithm = {}) {
   detail::check_reduce_accumulator<T, Acc>();
   if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
-    run_reduce(detail::reduce_tag{}, policy, in, out, op, init, algorithm);
+    detail::reduce_on(policy, detail::array_reduction<false>("fusekit::reduce", in, op, init, out), algorithm);
   }
 }
 
 /// Σ in[i] as a host value, in `Acc` (`accumulate_in<double>{}` for a float
 /// input summed in double). With `fusekit::cuda` this synchronizes the stream.
-template <class Policy, class T, class Acc = accumulator_t<T>>
-Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm = reduce_algorithm::deterministic,
-        accumulate_in<Acc> = {}) {
+template <class Policy, class T, class Algorithm = deterministic, class Acc = accumulator_t<T>,
+          std::enable_if_t<detail::is_algorithm_v<Algorithm>, int> = 0>
+Acc sum(const Policy& policy, ::cuda::std::span<T> in, Algorithm algorithm = {}, accumulate_in<Acc> = {}) {
   detail::check_accumulator<T, Acc>();
-  if constexpr (detail::policy_usable<detail::sum_tag, Policy>()) {
-    return run_sum(detail::sum_tag{}, policy, in, algorithm, accumulate_in<Acc>{});
+  if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
+    return detail::reduce_on(
+        policy, detail::array_reduction<true>("fusekit::sum", in, plus{}, Acc(0), static_cast<Acc*>(nullptr)),
+        algorithm);
   } else {
     return Acc{};
   }
@@ -151,15 +158,15 @@ Acc sum(const Policy& policy, ::cuda::std::span<T> in, reduce_algorithm algorith
 ///
 ///     std::vector<float> x(n);
 ///     float s = fusekit::sum(fusekit::cpu{}, x);
-template <class Policy, class R, class Acc, std::enable_if_t<detail::is_container_v<R>, int> = 0>
-void reduce_sum(const Policy& policy, R&& in, Acc* out, reduce_algorithm algorithm = reduce_algorithm::deterministic) {
+template <class Policy, class R, class Acc, class Algorithm = deterministic,
+          std::enable_if_t<detail::is_container_v<R>, int> = 0>
+void reduce_sum(const Policy& policy, R&& in, Acc* out, Algorithm algorithm = {}) {
   if constexpr (detail::memory_usable<Policy, R>()) { reduce_sum(policy, detail::const_view_of(in), out, algorithm); }
 }
 
-template <class Policy, class R, class Acc = accumulator_t<detail::range_value_t<R>>,
-          std::enable_if_t<detail::is_container_v<R>, int> = 0>
-Acc sum(const Policy& policy, R&& in, reduce_algorithm algorithm = reduce_algorithm::deterministic,
-        accumulate_in<Acc> = {}) {
+template <class Policy, class R, class Algorithm = deterministic, class Acc = accumulator_t<detail::range_value_t<R>>,
+          std::enable_if_t<detail::is_container_v<R> && detail::is_algorithm_v<Algorithm>, int> = 0>
+Acc sum(const Policy& policy, R&& in, Algorithm algorithm = {}, accumulate_in<Acc> = {}) {
   if constexpr (detail::memory_usable<Policy, R>()) {
     return sum(policy, detail::const_view_of(in), algorithm, accumulate_in<Acc>{});
   } else {
@@ -173,9 +180,9 @@ Acc sum(const Policy& policy, R&& in, reduce_algorithm algorithm = reduce_algori
 ///     std::vector<float> x(n);
 ///     float lo;
 ///     fusekit::reduce(fusekit::cpu{}, x, &lo, fusekit::minimum{}, INFINITY);
-template <class Policy, class R, class Acc, class Op, std::enable_if_t<detail::is_container_v<R>, int> = 0>
-void reduce(const Policy& policy, R&& in, Acc* out, Op op, Acc init,
-            reduce_algorithm algorithm = reduce_algorithm::deterministic) {
+template <class Policy, class R, class Acc, class Op, class Algorithm = deterministic,
+          std::enable_if_t<detail::is_container_v<R>, int> = 0>
+void reduce(const Policy& policy, R&& in, Acc* out, Op op, Acc init, Algorithm algorithm = {}) {
   if constexpr (detail::memory_usable<Policy, R>()) {
     reduce(policy, detail::const_view_of(in), out, op, init, algorithm);
   }
@@ -188,20 +195,23 @@ void reduce(const Policy& policy, R&& in, Acc* out, Op op, Acc init,
 /// \param op   called with one element of each input, in order; on the GPU it
 ///             must be callable on the device
 /// \param ins  1 to 4 views of one size
-template <class Policy, class Acc, class Op, class... Ins>
-void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algorithm, Op op,
-                          ::cuda::std::span<Ins>... ins) {
+template <class Policy, class Acc, class Algorithm, class Op, class... Ins,
+          std::enable_if_t<detail::is_algorithm_v<Algorithm>, int> = 0>
+void transform_reduce_sum(const Policy& policy, Acc* out, Algorithm algorithm, Op op, ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  if constexpr (detail::policy_usable<detail::transform_reduce_sum_tag, Policy>()) {
-    run_transform_reduce_sum(detail::transform_reduce_sum_tag{}, policy, out, algorithm, op, ins...);
+  if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
+    detail::reduce_on(policy, detail::transform_reduction<false>("fusekit::transform_reduce_sum", op, out, ins...),
+                      algorithm);
   }
 }
 
 /// `transform_reduce_sum` over containers as well as spans (see the container
 /// `transform` for the memory rule).
-template <class Policy, class Acc, class Op, class... InR,
-          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
-void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algorithm, Op op, InR&&... ins) {
+template <
+    class Policy, class Acc, class Algorithm, class Op, class... InR,
+    std::enable_if_t<detail::is_algorithm_v<Algorithm> && (sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...),
+                     int> = 0>
+void transform_reduce_sum(const Policy& policy, Acc* out, Algorithm algorithm, Op op, InR&&... ins) {
   if constexpr (detail::memory_usable<Policy, InR...>()) {
     transform_reduce_sum(policy, out, algorithm, op, detail::const_view_of(ins)...);
   }
@@ -209,12 +219,15 @@ void transform_reduce_sum(const Policy& policy, Acc* out, reduce_algorithm algor
 
 /// Σ op(ins[i]...) as a host value with `algorithm`, in Acc. With
 /// `fusekit::cuda` this synchronizes.
-template <class Policy, class Acc, class Op, class... Ins>
-Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op,
+template <class Policy, class Algorithm, class Acc, class Op, class... Ins,
+          std::enable_if_t<detail::is_algorithm_v<Algorithm>, int> = 0>
+Acc transform_reduce(const Policy& policy, Algorithm algorithm, accumulate_in<Acc>, Op op,
                      ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
-  if constexpr (detail::policy_usable<detail::transform_reduce_tag, Policy>()) {
-    return run_transform_reduce(detail::transform_reduce_tag{}, policy, algorithm, accumulate_in<Acc>{}, op, ins...);
+  if constexpr (detail::policy_usable<detail::reduce_tag, Policy>()) {
+    return detail::reduce_on(
+        policy, detail::transform_reduction<true>("fusekit::transform_reduce", op, static_cast<Acc*>(nullptr), ins...),
+        algorithm);
   } else {
     return Acc{};
   }
@@ -223,9 +236,11 @@ Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulat
 /// `transform_reduce` over containers as well as spans (see the container
 /// `transform` for the memory rule): `transform_reduce(policy, algorithm,
 /// accumulate_in<Acc>{}, op, a, b)` with `a`, `b` vectors or device vectors.
-template <class Policy, class Acc, class Op, class... InR,
-          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
-Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulate_in<Acc>, Op op, InR&&... ins) {
+template <
+    class Policy, class Algorithm, class Acc, class Op, class... InR,
+    std::enable_if_t<detail::is_algorithm_v<Algorithm> && (sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...),
+                     int> = 0>
+Acc transform_reduce(const Policy& policy, Algorithm algorithm, accumulate_in<Acc>, Op op, InR&&... ins) {
   if constexpr (detail::memory_usable<Policy, InR...>()) {
     return transform_reduce(policy, algorithm, accumulate_in<Acc>{}, op, detail::const_view_of(ins)...);
   } else {
@@ -235,15 +250,16 @@ Acc transform_reduce(const Policy& policy, reduce_algorithm algorithm, accumulat
 
 /// Σ op(ins[i]...) as a host value by the deterministic tree, in the
 /// accumulator of op's result type. With `fusekit::cuda` this synchronizes.
-template <class Policy, class Op, class... Ins>
+template <class Policy, class Op, class... Ins, std::enable_if_t<!detail::is_algorithm_v<Op>, int> = 0>
 auto transform_reduce(const Policy& policy, Op op, ::cuda::std::span<Ins>... ins) {
   using R = std::decay_t<decltype(op(std::declval<std::remove_cv_t<Ins>&>()...))>;
-  return transform_reduce(policy, reduce_algorithm::deterministic, accumulate_in<accumulator_t<R>>{}, op, ins...);
+  return transform_reduce(policy, deterministic{}, accumulate_in<accumulator_t<R>>{}, op, ins...);
 }
 
 /// ... over containers as well as spans.
 template <class Policy, class Op, class... InR,
-          std::enable_if_t<(sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...), int> = 0>
+          std::enable_if_t<!detail::is_algorithm_v<Op> && (sizeof...(InR) >= 1) && (detail::is_container_v<InR> || ...),
+                           int> = 0>
 auto transform_reduce(const Policy& policy, Op op, InR&&... ins) {
   return transform_reduce(policy, op, detail::const_view_of(ins)...);
 }

@@ -16,17 +16,52 @@
 
 namespace fusekit {
 
-/// How a reduction combines its values (reduce.hpp has the costs and bounds).
+/// How a reduction combines its values (reduce.hpp has the costs and bounds),
+/// as a run-time value: for a caller that picks at run time (a bench, the
+/// Python module). A call that takes one compiles every algorithm; the tag
+/// types below compile only the one they name.
+///
+/// Two names are mechanisms, kept public because comparing them is the point
+/// (one atomic per element, one per block: no guarantee from run to run); two
+/// name the guarantee, as CUB's `cuda::execution::determinism` does:
+/// `run_to_run` gives the same bits on one machine from call to call, and
+/// `deterministic` the same bits on every GPU, the CPU and any rank count.
 /// The name means one algorithm on every backend: the CPU runs each one too
-/// (the same tree, host atomics per element or per thread, a partial per
-/// thread for `cub`), so a program that compares them on a laptop learns what
-/// it would learn on a GPU. Only `deterministic` promises the same
-/// bits everywhere; it is the default of `sum`, `reduce_sum` and `reduce`.
+/// (the same tree, host atomics per element or per chunk, a fixed split into
+/// blocks for `run_to_run`), so a program that compares them on a laptop
+/// learns what it would learn on a GPU. `deterministic` is the default of
+/// `sum`, `reduce_sum` and `reduce`.
 enum class reduce_algorithm {
   naive_atomic,   ///< one atomic per element: the teaching baseline
   block_atomic,   ///< a sum per thread and per block, then one atomic per block
-  cub,            ///< cub::DeviceReduce: two passes, temporary storage
+  run_to_run,     ///< two passes, no atomics: cub::DeviceReduce on the GPU, fixed blocks in double on the CPU
   deterministic,  ///< a fixed tree over 8192-value tiles: the same bits on every GPU and the CPU
+  cub [[deprecated("reduce_algorithm::run_to_run is now reduce_algorithm::run_to_run (the CPU runs no CUB)")]] =
+      run_to_run,
+};
+
+/// The algorithms as types. A call that names one compiles that one and
+/// nothing else:
+///
+///     float s = fusekit::sum(fusekit::cuda{stream}, x);                       // deterministic
+///     fusekit::reduce_sum(fusekit::cuda{stream}, x, d_sum, fusekit::block_atomic{});
+///
+/// `naive_atomic` and `block_atomic` take only an op with an atomic (a
+/// compile error otherwise; `reduce_algorithm` values throw instead).
+struct naive_atomic {
+  static constexpr reduce_algorithm id = reduce_algorithm::naive_atomic;
+};
+/// See `naive_atomic`.
+struct block_atomic {
+  static constexpr reduce_algorithm id = reduce_algorithm::block_atomic;
+};
+/// See `naive_atomic`.
+struct run_to_run {
+  static constexpr reduce_algorithm id = reduce_algorithm::run_to_run;
+};
+/// See `naive_atomic`.
+struct deterministic {
+  static constexpr reduce_algorithm id = reduce_algorithm::deterministic;
 };
 
 /// Every algorithm, in the order of the tables: for comparing them side by side,
@@ -34,14 +69,14 @@ enum class reduce_algorithm {
 ///     for (fusekit::reduce_algorithm a : fusekit::all_reduce_algorithms) {
 ///       std::printf("%s %.9g\n", fusekit::to_string(a), fusekit::sum(policy, x, a));
 ///     }
-inline constexpr reduce_algorithm all_reduce_algorithms[] = {reduce_algorithm::naive_atomic,
-                                                             reduce_algorithm::block_atomic, reduce_algorithm::cub,
-                                                             reduce_algorithm::deterministic};
+inline constexpr reduce_algorithm all_reduce_algorithms[] = {
+    reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic, reduce_algorithm::run_to_run,
+    reduce_algorithm::deterministic};
 
 /// Name of an algorithm, for tables and messages: the enumerator's own
-/// spelling ("naive_atomic", "block_atomic", "cub", "deterministic").
+/// spelling ("naive_atomic", "block_atomic", "run_to_run", "deterministic").
 constexpr const char* to_string(reduce_algorithm a) {
-  constexpr const char* names[] = {"naive_atomic", "block_atomic", "cub", "deterministic"};
+  constexpr const char* names[] = {"naive_atomic", "block_atomic", "run_to_run", "deterministic"};
   return detail::enum_name(names, a);
 }
 

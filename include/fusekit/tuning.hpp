@@ -21,17 +21,14 @@ namespace fusekit {
 
 /// `transform`, `hidden_layer`, `predict` and the `naive_atomic` sum: grid-stride kernels.
 struct elementwise_tuning {
-  /// Threads per block. 256 = 8 warps: a block size the CUDA Best Practices
-  /// Guide recommends as a start (a multiple of 32, 128–256). The fused
-  /// layer uses 38 registers per thread over float inputs and 78 over uint8
-  /// (sm_90, nvcc 13; codegen.fused_kernel_vector_access_no_spills holds them
-  /// to at most 40 and 80), so 6 and 3 such blocks fit in a multiprocessor's
-  /// 64K registers: 1536 and 768 of its 2048 threads. Its vector loop
-  /// holds 63.0 SASS instructions per element over float inputs and 65.8
-  /// over uint8 (68.2 and 69.6 with normalize's IEEE division, before it
-  /// became a product and two FMAs by a reciprocal computed once per thread:
-  /// detail/elementwise/divisor.hpp); tanh's division 2/(e + 1) remains
-  /// (codegen.fused_kernel_sass_per_element holds them to at most 64 and 67).
+  /// Threads per block. 256 = 8 warps: the block size the CUDA Best Practices
+  /// Guide recommends as a start (a multiple of 32, 128–256). Why it stays:
+  /// the kernels are grid-stride loops over memory-bound elementwise work, so
+  /// any block of 128–1024 threads that keeps several blocks resident per
+  /// multiprocessor reaches the same bandwidth, and 256 leaves the register
+  /// file room for the fused layer's wider uint8 path. No GPU sweep has been
+  /// measured yet; a per-architecture value belongs in `tuning_for` only
+  /// from one (docs/gpu-check.md).
   int block_threads = 256;
 };
 
@@ -170,12 +167,13 @@ struct tuning {
   pipeline_tuning pipeline;
 };
 
-/// The tuning for a device of compute capability major.minor: the table a
-/// measured tuning goes into, one row per architecture family. Every family
-/// from sm_70 to sm_100 gets the launch defaults above today, because those
-/// come from limits these families share (2048 threads and 32 blocks per
+/// The tuning for a device of compute capability major.minor. Every family
+/// from sm_70 to sm_100 gets the defaults above, because those come from
+/// limits these families share (2048 threads and 32 blocks per
 /// multiprocessor, 1024 threads per block), not from a measurement on one of
-/// them; only cuBLAS's workspace follows its documented size per family.
+/// them; only cuBLAS's workspace follows its documented size per family. A
+/// row per architecture is added here only from a measured GPU sweep
+/// (bench/, docs/gpu-check.md), never from a guess.
 constexpr tuning tuning_for(int major, int minor) {
   (void)minor;
   tuning t{};

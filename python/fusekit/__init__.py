@@ -53,7 +53,9 @@ has_cuda: bool = _core.has_cuda
 has_half_types: bool = _core.has_half_types
 cuda_device_count = _core.cuda_device_count
 
-#: The reduction algorithms, as the C++ enum names them (reduce.hpp's table).
+#: The reduction algorithms (reduce.hpp's table). "cub" is the earlier name of
+#: C++'s ``run_to_run`` (cub::DeviceReduce on the GPU, fixed blocks in double
+#: on the CPU); ``"run_to_run"`` is accepted too and is the same algorithm.
 ALGORITHMS = ("deterministic", "cub", "block_atomic", "naive_atomic")
 
 

@@ -180,11 +180,14 @@ decltype(auto) on_policy(const place& p, F&& f) {
 
 fusekit::reduce_algorithm algorithm_of(const std::string& name) {
   if (name == "deterministic") { return fusekit::reduce_algorithm::deterministic; }
-  if (name == "cub") { return fusekit::reduce_algorithm::cub; }
+  // "cub" is the earlier name of run_to_run (cub::DeviceReduce on the GPU), kept for existing scripts.
+  if (name == "run_to_run" || name == "cub") { return fusekit::reduce_algorithm::run_to_run; }
   if (name == "block_atomic") { return fusekit::reduce_algorithm::block_atomic; }
   if (name == "naive_atomic") { return fusekit::reduce_algorithm::naive_atomic; }
-  throw std::invalid_argument("algorithm is '" + name +
-                              "'; it must be 'deterministic', 'cub', 'block_atomic' or 'naive_atomic'");
+  throw std::invalid_argument(
+      "algorithm is '" + name +
+      "'; it must be 'deterministic', 'run_to_run' (or its earlier name 'cub'), 'block_atomic' or "
+      "'naive_atomic'");
 }
 
 /// The initial value of a reduction in the accumulator's kind; None gives

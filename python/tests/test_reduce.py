@@ -57,6 +57,16 @@ def test_float_sums_are_within_the_documented_bound(dtype, algorithm, n):
     assert default.dtype == (np.float64 if dtype == "float64" else np.float32)
 
 
+def test_run_to_run_is_the_algorithm_cub_named():
+    # C++ calls it run_to_run; "cub" is its earlier name, kept: the same algorithm, the same bits.
+    x = raw_values(100003, "float32", seed=3)
+    for acc in ("float32", "float64"):
+        a, b = fk.sum(x, "run_to_run", dtype=acc), fk.sum(x, "cub", dtype=acc)
+        assert a.tobytes() == b.tobytes()
+    with pytest.raises(ValueError, match="run_to_run"):
+        fk.sum(x, "two_pass")
+
+
 @pytest.mark.parametrize("dtype", INT_INPUTS)
 @pytest.mark.parametrize("algorithm", fk.ALGORITHMS)
 def test_integer_sums_are_exact_in_64_bits(dtype, algorithm):

@@ -51,11 +51,11 @@ if ! python3 -c "import importlib.util as u, glob; s = u.find_spec('nvidia'); ra
   python3 -m pip install -q nvidia-cuda-cccl >/dev/null 2>&1 || echo "note: nvidia-cuda-cccl not installed; the toolkit-less consumer test takes the toolkit's CCCL package"
 fi
 # cuobjdump and nvdisasm (pip wheels where the toolkit lacks them): ctest's
-# codegen.fused_kernel_sass_per_element disassembles the fused layer's sm_90 code.
+# codegen.tree_loads_in_flight disassembles the deterministic tree's sm_90 code.
 if ! command -v cuobjdump >/dev/null && [ ! -x /usr/local/cuda/bin/cuobjdump ] &&
    ! python3 -c "import glob, sysconfig; raise SystemExit(not glob.glob(sysconfig.get_paths()['purelib'] + '/nvidia/cu*/bin/nvdisasm'))" >/dev/null 2>&1; then
   python3 -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
-    echo "note: cuobjdump/nvdisasm not installed; codegen.fused_kernel_sass_per_element will skip"
+    echo "note: cuobjdump/nvdisasm not installed; codegen.tree_loads_in_flight will skip"
 fi
 # matplotlib draws bench/compare.py --plot (optional: without it --plot says so and draws nothing).
 if ! python3 -c "import matplotlib" >/dev/null 2>&1; then

@@ -20,7 +20,7 @@ TEST(Names, EveryEnumeratorHasItsOwnSpelling) {
   using namespace fusekit;
   EXPECT_STREQ(to_string(reduce_algorithm::naive_atomic), "naive_atomic");
   EXPECT_STREQ(to_string(reduce_algorithm::block_atomic), "block_atomic");
-  EXPECT_STREQ(to_string(reduce_algorithm::cub), "cub");
+  EXPECT_STREQ(to_string(reduce_algorithm::run_to_run), "run_to_run");
   EXPECT_STREQ(to_string(reduce_algorithm::deterministic), "deterministic");
 
   EXPECT_STREQ(to_string(fit_status::converged), "converged");

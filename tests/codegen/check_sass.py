@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""SASS instructions per element in the fused layer's vector loop, capped at
-what include/fusekit/tuning.hpp states (no GPU needed: nvcc builds an sm_90
-cubin, cuobjdump disassembles it).
+"""SASS instructions per element in the fused layer's vector loop, reported
+for a tuning study (no GPU needed: nvcc builds an sm_90 cubin, cuobjdump
+disassembles it). It is no test: instruction counts move with every nvcc, and
+a ceiling on them held fusekit to one compiler's output. The tests keep what
+is a property of the code: 16-byte accesses and no spills (check_ptx.cmake).
+`compiled_sass` serves codegen.tree_loads_in_flight (check_tree_sass.py).
 
     check_sass.py --nvcc NVCC --source fused_kernel.cu --include DIR --work DIR [--arch 90]
 
@@ -15,8 +18,8 @@ and nvidia-cuda-nvdisasm (scripts/tools/install_deps.sh); without them the check
 SKIP."""
 import argparse, glob, os, re, shutil, subprocess, sys, sysconfig
 
-# (kernel signature in the mangled name, most instructions per element): tuning.hpp's figures.
-CAPS = [("JffE", 64), ("JhfE", 67)]
+# The fused layer's kernels, by their input types in the mangled name: float, uint8.
+SIGNATURES = ["JffE", "JhfE"]
 
 
 def find_tool(name):
@@ -56,7 +59,7 @@ def main():
         return 0
     functions = re.split(r"\n\s*Function : ", sass)
     failed = 0
-    for signature, cap in CAPS:
+    for signature in SIGNATURES:
         body = next((f for f in functions if "elementwise_kernel" in f.split("\n", 1)[0] and signature in f.split("\n", 1)[0]), None)
         if body is None:
             print("FAIL: no fused-layer kernel %s in the SASS" % signature)
@@ -82,11 +85,8 @@ def main():
         elements = 4 * stores
         per = len(loop) / max(elements, 1)
         divisions = sum("MUFU.RCP" in t for t in loop)
-        verdict = "ok" if elements > 0 and per <= cap else "FAIL"
-        print("%s: fused layer %s: %d instructions per trip, %d elements, %.1f per element (at most %d); "
-              "%d MUFU.RCP in the loop" % (verdict, signature, len(loop), elements, per, cap, divisions))
-        failed += verdict != "ok"
-    print("PASS" if failed == 0 else "FAILED: %d" % failed)
+        print("fused layer %s: %d instructions per trip, %d elements, %.1f per element; %d MUFU.RCP in the loop"
+              % (signature, len(loop), elements, per, divisions))
     return 1 if failed else 0
 
 

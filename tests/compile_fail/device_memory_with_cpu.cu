@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Must not compile: a thrust::device_vector holds device memory, which
 // fusekit::cpu cannot read; the error says what to use instead. (The other
-// way round works: fusekit::cuda takes host containers through its pipeline.)
+// way round is host_container_with_cuda.cu.)
 #include <fusekit/fusekit.cuh>
 
 #include <thrust/device_vector.h>

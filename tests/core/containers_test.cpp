@@ -79,7 +79,8 @@ TEST(Containers, ReduceTransformReduceSumAndTheUnfusedLayerTakeContainers) {
   auto const xor_op = [](std::int64_t a, std::int64_t b) { return a ^ b; };
   std::int64_t want_xor = 0x5a5a;
   for (std::int32_t v : ints) { want_xor ^= v; }
-  for (fusekit::reduce_algorithm a : {fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+  for (fusekit::reduce_algorithm a :
+       {fusekit::reduce_algorithm::run_to_run, fusekit::reduce_algorithm::deterministic}) {
     std::int64_t got = 0;
     fusekit::reduce(fusekit::cpu{}, ints, &got, xor_op, std::int64_t{0x5a5a}, a);
     EXPECT_EQ(got, want_xor) << fusekit::to_string(a);

@@ -161,7 +161,7 @@ results run_all(const fusekit::cpu& p, const inputs& in) {
   fusekit::hidden_layer(p, in.grey, in.w, r.layer);
   fusekit::transform(p, r.out, fusekit::weigh{}, in.x, in.w);
   r.tree = fusekit::sum(p, in.x);
-  r.parallel = fusekit::sum(p, in.x, fusekit::reduce_algorithm::cub);
+  r.parallel = fusekit::sum(p, in.x, fusekit::reduce_algorithm::run_to_run);
   r.dtree = fusekit::sum(p, in.x, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
   r.bytes = fusekit::sum(p, in.grey, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<std::uint64_t>{});
   fusekit::reduce(p, in.x, &r.max, fusekit::maximum{}, -1e30f);

@@ -20,6 +20,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -112,23 +113,23 @@ TEST(Agreement, TypesShapesAndTheWarmStartMustAgree) {
   std::vector<variant> const variants = {
       {"accumulator type",
        [](int r) {
-         return r == 2 ? fusekit::detail::sum_key<float, float>("fusekit::sum", reduce_algorithm::cub)
-                       : fusekit::detail::sum_key<float, double>("fusekit::sum", reduce_algorithm::cub);
+         return r == 2 ? fusekit::detail::sum_key<float, float>("fusekit::sum", reduce_algorithm::run_to_run)
+                       : fusekit::detail::sum_key<float, double>("fusekit::sum", reduce_algorithm::run_to_run);
        }},
       {"element type",
        [](int r) {
-         return r == 2 ? fusekit::detail::sum_key<double, double>("fusekit::sum", reduce_algorithm::cub)
-                       : fusekit::detail::sum_key<float, double>("fusekit::sum", reduce_algorithm::cub);
+         return r == 2 ? fusekit::detail::sum_key<double, double>("fusekit::sum", reduce_algorithm::run_to_run)
+                       : fusekit::detail::sum_key<float, double>("fusekit::sum", reduce_algorithm::run_to_run);
        }},
       {"algorithm",
        [](int r) {
          return fusekit::detail::sum_key<float, double>(
-             "fusekit::sum", r == 2 ? reduce_algorithm::block_atomic : reduce_algorithm::cub);
+             "fusekit::sum", r == 2 ? reduce_algorithm::block_atomic : reduce_algorithm::run_to_run);
        }},
       {"function called or its types",
        [](int r) {
          return fusekit::detail::sum_key<float, double>(r == 2 ? "fusekit::reduce_sum" : "fusekit::sum",
-                                                        reduce_algorithm::cub);
+                                                        reduce_algorithm::run_to_run);
        }},
       {"L (columns of X)",
        [](int r) { return fusekit::detail::fit_key<float>("fusekit::fit", r == 2 ? 8 : 7, 3, gd_options{}, 0); }},
@@ -163,7 +164,9 @@ TEST(Agreement, TheLowestFailingRanksMessageOnEveryRank) {
   for (int ranks : {2, 4, 7}) {
     auto const what = agree_on(
         ranks,
-        [](int) { return fusekit::detail::sum_key<float, double>("fusekit::sum", fusekit::reduce_algorithm::cub); },
+        [](int) {
+          return fusekit::detail::sum_key<float, double>("fusekit::sum", fusekit::reduce_algorithm::run_to_run);
+        },
         [&](int r) {
           return [r, ranks] {
             if (r == ranks - 1 || r == ranks / 2) {
@@ -198,7 +201,7 @@ TEST(Agreement, ADifferentCallIsReportedBeforeAFailingCheck) {
       3,
       [](int r) {
         return fusekit::detail::sum_key<float, double>(
-            "fusekit::sum", r == 1 ? fusekit::reduce_algorithm::cub : fusekit::reduce_algorithm::deterministic);
+            "fusekit::sum", r == 1 ? fusekit::reduce_algorithm::run_to_run : fusekit::reduce_algorithm::deterministic);
       },
       [](int r) {
         return [r] {
@@ -292,6 +295,59 @@ TEST(Agreement, PartialResultsFoldInRankOrderWithTheOp) {
     if (std::memcmp(&all, &expected, sizeof all) != 0) { throw std::runtime_error("float bits differ"); }
   });
   EXPECT_EQ(what, std::vector<std::string>(3, ""));
+}
+
+// fusekit::nccl's reduction for the algorithms other than the tree
+// (shards_in_rank_order): each rank reduces its shard, starting from the op's
+// identity (fusekit::plus) or, for an op without one, from its first value
+// over the rest; then the ranks' results fold in rank order. init is applied
+// once: a caller's plus with init 5 (no identity known) gives 5 + Σ, never
+// 5·ranks + Σ. Empty shards, and every rank empty, included.
+struct caller_plus {  // associative and commutative, but not fusekit::plus: no identity is known
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
+};
+
+template <class Op>
+void shards_fold_once(const Op& op, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 40; ++trial) {
+    int const ranks = 1 + static_cast<int>(rng() % 6);
+    std::vector<std::vector<std::int64_t>> shard(static_cast<std::size_t>(ranks));
+    std::int64_t total = 0;
+    for (auto& s : shard) {
+      s.resize(trial == 0 || rng() % 4 == 0 ? 0 : rng() % 50 + 1);
+      for (auto& v : s) { total += v = static_cast<std::int64_t>(rng() % 2001) - 1000; }
+    }
+    std::int64_t const init = 5;
+    std::vector<std::int64_t> got(static_cast<std::size_t>(ranks));
+    std::vector<std::int64_t> starts(static_cast<std::size_t>(ranks), -99999);
+    auto const what = run_ranks(ranks, [&](int r, fake_communicator& comm) {
+      auto const i = static_cast<std::size_t>(r);
+      using src_t = fusekit::detail::array_source<std::int64_t, std::int64_t>;
+      got[i] = fusekit::detail::shards_in_rank_order(
+          comm.gather_of(r), src_t{shard[i].data()}, static_cast<std::int64_t>(shard[i].size()), op, init,
+          [&](const src_t& from, std::int64_t n, std::int64_t start) {
+            starts[i] = start;
+            for (std::int64_t k = 0; k < n; ++k) { start = op(start, from(k)); }
+            return start;
+          },
+          [](const src_t& from) { return from(0); });
+    });
+    for (int r = 0; r < ranks; ++r) {
+      auto const i = static_cast<std::size_t>(r);
+      EXPECT_EQ(what[i], "");
+      EXPECT_EQ(got[i], init + total) << "trial " << trial << ", rank " << r;
+      if (!shard[i].empty()) {  // the identity 0, or the shard's first value
+        std::int64_t const start = std::is_same_v<Op, fusekit::plus> ? 0 : shard[i][0];
+        EXPECT_EQ(starts[i], start) << "trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(Agreement, ShardsApplyInitOnceWithOrWithoutAnIdentity) {
+  shards_fold_once(fusekit::plus{}, 21);
+  shards_fold_once(caller_plus{}, 22);
 }
 
 }  // namespace

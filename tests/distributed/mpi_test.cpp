@@ -128,7 +128,7 @@ TEST(Mpi, DeterministicReduceAndTransformReduceToo) {
   float lo = 0, lo1 = 0, hi = 0, hi1 = 0;
   fusekit::reduce(world, sa, &lo, fusekit::minimum{}, INFINITY);
   fusekit::reduce(fusekit::cpu{}, ::cuda::std::span<const float>(a), &lo1, fusekit::minimum{}, INFINITY);
-  fusekit::reduce(world, sa, &hi, fusekit::maximum{}, -INFINITY, fusekit::reduce_algorithm::cub);  // MPI_MAX
+  fusekit::reduce(world, sa, &hi, fusekit::maximum{}, -INFINITY, fusekit::reduce_algorithm::run_to_run);  // MPI_MAX
   fusekit::reduce(fusekit::cpu{}, ::cuda::std::span<const float>(a), &hi1, fusekit::maximum{}, -INFINITY);
   EXPECT_EQ(lo, lo1);
   EXPECT_EQ(hi, hi1);
@@ -144,7 +144,7 @@ TEST(Mpi, OtherAlgorithmsAreWithinTheirBound) {
   auto const& mine = pieces[static_cast<std::size_t>(rank_here())];
   ::cuda::std::span<const float> const shard(x.data() + mine.offset, static_cast<std::size_t>(mine.size));
   for (auto a : {fusekit::reduce_algorithm::naive_atomic, fusekit::reduce_algorithm::block_atomic,
-                 fusekit::reduce_algorithm::cub}) {
+                 fusekit::reduce_algorithm::run_to_run}) {
     double const s = fusekit::sum(fusekit::mpi{MPI_COMM_WORLD}, shard, a, fusekit::accumulate_in<double>{});
     EXPECT_LE(std::fabs(static_cast<long double>(s) - exact), 1e-12L * abs_sum * n) << fusekit::to_string(a);
   }
@@ -485,7 +485,8 @@ TEST(Mpi, ArgumentsThatDifferAcrossRanksThrowOnEveryRank) {
   std::vector<float> xf(1000, 1.5f);
   std::vector<double> xd(1000, 1.5);
   expect_disagreement("algorithm", [&](bool differ) {
-    (void)fusekit::sum(world, xf, differ ? fusekit::reduce_algorithm::cub : fusekit::reduce_algorithm::deterministic);
+    (void)fusekit::sum(world, xf,
+                       differ ? fusekit::reduce_algorithm::run_to_run : fusekit::reduce_algorithm::deterministic);
   });
   expect_disagreement("init", [&](bool differ) {
     float lo = 0;
@@ -553,7 +554,7 @@ TEST(Mpi, NanOnOneRankGivesNanOnEveryRank) {
   std::vector<float> x(3000);
   for (std::size_t i = 0; i < x.size(); ++i) { x[i] = static_cast<float>((i * 7919) % 3001) - 1500.0f + rank_here(); }
   fusekit::mpi const world{MPI_COMM_WORLD};
-  for (auto a : {fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+  for (auto a : {fusekit::reduce_algorithm::run_to_run, fusekit::reduce_algorithm::deterministic}) {
     float lo = 0, hi = 0;
     fusekit::reduce(world, ::cuda::std::span<const float>(x), &lo, fusekit::minimum{}, INFINITY, a);
     fusekit::reduce(world, ::cuda::std::span<const float>(x), &hi, fusekit::maximum{}, -INFINITY, a);

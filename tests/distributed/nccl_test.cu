@@ -3,7 +3,8 @@
 // runs it; several GPUs wait for a machine that has them). The deterministic
 // sum and transform_reduce over NCCL give the single-GPU bits, for the
 // implicit split and an explicit offset; the other algorithms are within their
-// bound; fit gives the single-GPU fit's W and statuses. Skipped without a device.
+// bound; reduce takes every op; fit gives the single-GPU fit's W and statuses.
+// Skipped without a device.
 #include <fusekit/nccl.cuh>
 
 #include "../common/device_buffer.cuh"
@@ -72,9 +73,49 @@ TEST_F(OneRank, OtherAlgorithmsWithinTheirBound) {
   long double abs_sum = 0;
   long double const exact = fusekit::test::exact_sum(x, &abs_sum);
   for (auto a : {fusekit::reduce_algorithm::naive_atomic, fusekit::reduce_algorithm::block_atomic,
-                 fusekit::reduce_algorithm::cub}) {
+                 fusekit::reduce_algorithm::run_to_run}) {
     double const s = fusekit::sum(fusekit::nccl{comm_}, d.cview(), a, fusekit::accumulate_in<double>{});
     EXPECT_LE(std::fabs(static_cast<long double>(s) - exact), 1e-9L * abs_sum) << fusekit::to_string(a);
+  }
+}
+
+// The larger magnitude (the first on a tie of |a| = |b| with a ≠ b: the
+// positive one): associative and commutative, with no identity fusekit knows,
+// so fusekit::nccl's run_to_run reduces a shard from its first value.
+struct larger_magnitude {
+  __host__ __device__ float operator()(float a, float b) const {
+    float const ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+    if (ma != mb) { return ma > mb ? a : b; }
+    return a > b ? a : b;
+  }
+};
+
+// fusekit::reduce on nccl: every op, the tags and the run-time values alike;
+// exact ops give the single GPU's bits on every algorithm that takes them.
+TEST_F(OneRank, ReduceTakesEveryOp) {
+  fusekit::nccl const gpus{comm_};
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{100003}}) {
+    auto const x = values(n, static_cast<unsigned>(n) + 7);
+    device_buffer<float> d(x), out(2);
+    float expected_min = INFINITY, expected_big = 0.0f;
+    for (float v : x) {
+      expected_min = v < expected_min ? v : expected_min;
+      expected_big = larger_magnitude{}(expected_big, v);
+    }
+    fusekit::reduce(gpus, d.cview(), out.data(), fusekit::minimum{}, INFINITY);
+    fusekit::reduce(gpus, d.cview(), out.data() + 1, larger_magnitude{}, 0.0f, fusekit::run_to_run{});
+    auto got = out.to_host();
+    EXPECT_EQ(got[0], expected_min) << n;
+    EXPECT_EQ(got[1], expected_big) << n;
+    for (auto a : {fusekit::reduce_algorithm::run_to_run, fusekit::reduce_algorithm::deterministic}) {
+      fusekit::reduce(gpus, d.cview(), out.data(), fusekit::maximum{}, -INFINITY, a);
+      fusekit::reduce(gpus, d.cview(), out.data() + 1, larger_magnitude{}, 0.0f, a);
+      got = out.to_host();
+      float expected_max = -INFINITY;
+      for (float v : x) { expected_max = v > expected_max ? v : expected_max; }
+      EXPECT_EQ(got[0], expected_max) << n << " " << fusekit::to_string(a);
+      EXPECT_EQ(got[1], expected_big) << n << " " << fusekit::to_string(a);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fusekit::cuda on host-resident data (detail/host_data/cuda_pipeline.cuh): pinned, pageable
+// fusekit::cuda_staged on host-resident data (detail/host_data/cuda_pipeline.cuh): pinned, pageable
 // and managed memory, and mixes of them with device memory, give what the
 // device-resident call gives, bit for bit, at sizes around the chunk and tile
 // boundaries. A small chunk (tuning.pipeline.chunk_bytes) makes every size
@@ -67,11 +67,11 @@ using kind = host_memory<float>::kind;
 constexpr kind all_kinds[] = {kind::pageable, kind::pinned, kind::managed};
 
 // A policy whose pipeline cuts every call here into many chunks.
-fusekit::cuda small_chunks(cudaStream_t stream = nullptr, int depth = 3) {
+fusekit::cuda_staged small_chunks(cudaStream_t stream = nullptr, int depth = 3) {
   fusekit::tuning t = fusekit::tuning_for(9, 0);
   t.pipeline.chunk_bytes = 3 * 8192 * 4;  // 3 tiles of floats
   t.pipeline.depth = depth;
-  return fusekit::cuda{stream}.with(t);
+  return fusekit::cuda_staged{stream}.with(t);
 }
 
 std::vector<std::uint8_t> greys(std::size_t n, unsigned seed) {
@@ -97,7 +97,7 @@ const std::size_t sizes[] = {0, 1, 63, 64, 8191, 8192, 8193, 3 * 8192 - 1, 3 * 8
 // so against the exact tanh the reference is held to the documented bound only.
 std::vector<float> device_tanh(const std::vector<float>& x) {
   device_buffer<float> dx(x), dy(x.size());
-  fusekit::transform(fusekit::cuda{}, dy.view(), fusekit::tanh_activate{}, dx.cview());
+  fusekit::transform(fusekit::cuda_staged{}, dy.view(), fusekit::tanh_activate{}, dx.cview());
   std::vector<float> y = dy.to_host();
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_LE(fusekit::test::ulp_error(y[i], tanhl(static_cast<long double>(x[i]))), fusekit::tanh_float_max_ulp)
@@ -109,7 +109,7 @@ std::vector<float> device_tanh(const std::vector<float>& x) {
 std::vector<float> device_layer(const std::vector<std::uint8_t>& g, const std::vector<float>& w) {
   device_buffer<std::uint8_t> dg(g);
   device_buffer<float> dw(w), dout(w.size());
-  fusekit::hidden_layer(fusekit::cuda{}, dg.cview(), dw.cview(), dout.view());
+  fusekit::hidden_layer(fusekit::cuda_staged{}, dg.cview(), dw.cview(), dout.view());
   return dout.to_host();
 }
 
@@ -166,7 +166,7 @@ TEST(HostData, DeterministicSumOverHostDataHasTheDeviceAndCpuBits) {
   for (std::size_t n : sizes) {
     auto const x = floats(n, 4);
     device_buffer<float> dx(x);
-    float const on_device = fusekit::sum(fusekit::cuda{}, dx.cview(), fusekit::reduce_algorithm::deterministic);
+    float const on_device = fusekit::sum(fusekit::cuda_staged{}, dx.cview(), fusekit::reduce_algorithm::deterministic);
     float const on_cpu = fusekit::sum(fusekit::cpu{}, x, fusekit::reduce_algorithm::deterministic);
     ASSERT_EQ(fusekit::detail::bit_cast<std::uint32_t>(on_device), fusekit::detail::bit_cast<std::uint32_t>(on_cpu));
     for (kind k : all_kinds) {
@@ -205,11 +205,11 @@ TEST(HostData, ReduceWritesAResultInHostMemory) {
   float lo_ref = x[0];
   for (float v : x) { lo_ref = v < lo_ref ? v : lo_ref; }
   float lo = 0.0f;  // pageable result, device input
-  fusekit::reduce(fusekit::cuda{}, dx.cview(), &lo, fusekit::minimum{}, 1e30f);
+  fusekit::reduce(fusekit::cuda_staged{}, dx.cview(), &lo, fusekit::minimum{}, 1e30f);
   EXPECT_EQ(lo, lo_ref);
   host_memory<float> hx(kind::pinned, x);
   float lo2 = 0.0f;  // pageable result, pinned input
-  fusekit::reduce(small_chunks(), hx.cview(), &lo2, fusekit::minimum{}, 1e30f, fusekit::reduce_algorithm::cub);
+  fusekit::reduce(small_chunks(), hx.cview(), &lo2, fusekit::minimum{}, 1e30f, fusekit::reduce_algorithm::run_to_run);
   EXPECT_EQ(lo2, lo_ref);
 }
 
@@ -229,7 +229,7 @@ TEST(HostData, WorkspaceCallsRefuseHostMemory) {
   std::vector<float> x(1000, 1.0f);
   device_buffer<std::byte> ws(1 << 20);
   device_buffer<float> out(1);
-  EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda{}, ::cuda::std::span<const float>(x), out.data(),
+  EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda_staged{}, ::cuda::std::span<const float>(x), out.data(),
                                    fusekit::reduce_algorithm::deterministic, ws.view()),
                fusekit::invalid_argument);
 }
@@ -253,7 +253,7 @@ TEST(HostData, PinnedStagingComesFromThePolicysResource) {
   FUSEKIT_REQUIRE_DEVICE();
   counting_pinned_resource pinned;
   std::vector<float> x = floats(100000, 9), y(x.size());
-  fusekit::cuda const policy = fusekit::cuda{nullptr, {}, pinned}.with(small_chunks().tune);
+  fusekit::cuda_staged const policy = fusekit::cuda_staged{nullptr, {}, pinned}.with(small_chunks().tune);
   fusekit::transform(policy, y, fusekit::tanh_activate{}, x);
   EXPECT_EQ(y, device_tanh(x));
   EXPECT_EQ(pinned.allocations, 1);
@@ -288,14 +288,14 @@ TEST(HostData, RepeatedCallsKeepTheirMemoryMapped) {
     return r;
   };
   EXPECT_EQ(attribute(cudaMemPoolAttrReleaseThreshold), fusekit::detail::default_pool_keep_bytes);
-  fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
+  fusekit::hidden_layer(fusekit::cuda_staged{}, g, w, out);
   FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
   std::uint64_t last = attribute(cudaMemPoolAttrReservedMemCurrent);
   EXPECT_GT(last, 0u) << "the slots were unmapped at the synchronize";
   EXPECT_EQ(attribute(cudaMemPoolAttrUsedMemCurrent), 0u) << "a temporary of the first call was not freed";
   for (int k = 0; k < 3; ++k) {
-    fusekit::hidden_layer(fusekit::cuda{}, g, w, out);
-    (void)fusekit::sum(fusekit::cuda{}, w);  // a synchronizing call with small temporaries
+    fusekit::hidden_layer(fusekit::cuda_staged{}, g, w, out);
+    (void)fusekit::sum(fusekit::cuda_staged{}, w);  // a synchronizing call with small temporaries
     FUSEKIT_CUDA_TRY(cudaDeviceSynchronize());
     std::uint64_t const now = attribute(cudaMemPoolAttrReservedMemCurrent);
     if (last <= fusekit::detail::default_pool_keep_bytes) {
@@ -324,7 +324,7 @@ void expect_streamed_gram_within_bound() {
   fusekit::detail::gram_matrices<T>(cublas.on(nullptr), cm(dX.data(), K, L), cm(dY.data(), K, N), A1.data(), B1.data());
   fusekit::tuning t = fusekit::tuning_for(9, 0);
   t.pipeline.chunk_bytes = 4096;  // 56 rows of X per chunk: 358 chunks
-  fusekit::cuda const policy = fusekit::cuda{}.with(t);
+  fusekit::cuda_staged const policy = fusekit::cuda_staged{}.with(t);
   for (auto* out : {&A2, &A3}) {
     device_buffer<T>& B = out == &A2 ? B2 : B3;
     fusekit::detail::streamed_gram_matrices<T>(policy, cublas, cm(p.X.data(), K, L), cm(p.Y.data(), K, N), out->data(),
@@ -371,7 +371,7 @@ TEST(HostData, FitAndPredictOnHostDataMatchTheDeviceCalls) {
     device_buffer<double> dX(p.X), dY(p.Y), dW(N * L);
     FUSEKIT_CUDA_TRY(cudaMemset(dW.data(), 0, N * L * sizeof(double)));
     fusekit::fit_report const on_device =
-        fusekit::fit(fusekit::cuda{}, cm(dX.data(), K, L), cm(dY.data(), K, N), m(dW.data(), N, L), o);
+        fusekit::fit(fusekit::cuda_staged{}, cm(dX.data(), K, L), cm(dY.data(), K, N), m(dW.data(), N, L), o);
     std::vector<double> W(N * L, 0.0);  // pageable X, Y and W
     fusekit::fit_report const on_host =
         fusekit::fit(small_chunks(), cm(p.X.data(), K, L), cm(p.Y.data(), K, N), m(W.data(), N, L), o);
@@ -388,7 +388,7 @@ TEST(HostData, FitAndPredictOnHostDataMatchTheDeviceCalls) {
     std::vector<double> Y_hat(K * N);
     device_buffer<double> dY_hat(K * N);
     fusekit::predict(small_chunks(), cm(p.X.data(), K, L), cm(dW.data(), N, L), m(Y_hat.data(), K, N));
-    fusekit::predict(fusekit::cuda{}, cm(dX.data(), K, L), cm(dW.data(), N, L), m(dY_hat.data(), K, N));
+    fusekit::predict(fusekit::cuda_staged{}, cm(dX.data(), K, L), cm(dW.data(), N, L), m(dY_hat.data(), K, N));
     EXPECT_EQ(Y_hat, dY_hat.to_host());
   }
 }

@@ -227,7 +227,7 @@ TEST(AdversarialOpDeathTest, AThrowingOpTerminatesOnEveryAlgorithmAndSize) {
     std::vector<float> x(n, 1.0f);
     x[n / 2] = 5.0f;  // the op throws there
     span<const float> const in(x);
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       EXPECT_DEATH(
           {
             float out = 0;

@@ -183,6 +183,40 @@ TEST(CpuSum, EveryAlgorithmWithinItsBound) {
   }
 }
 
+// A tag and the run-time value name one algorithm: the same bits from every
+// form (sum, reduce_sum, reduce with plus, transform_reduce, the container
+// forms), on one thread, where even the atomics add in index order.
+template <class Tag>
+void tag_and_value_agree(Tag tag, unsigned seed) {
+  auto const x = signed_values<float>(100003, seed);
+  fusekit::cpu const one{1};
+  float const by_value = fusekit::sum(one, span<const float>(x), Tag::id);
+  float const by_tag = fusekit::sum(one, span<const float>(x), tag);
+  float into = 0, reduced = 0;
+  fusekit::reduce_sum(one, x, &into, tag);
+  fusekit::reduce(one, x, &reduced, fusekit::plus{}, 0.0f, tag);
+  auto const id = [](float v) { return v; };
+  float const transformed = fusekit::transform_reduce(one, tag, fusekit::accumulate_in<float>{}, id, x);
+  for (float v : {by_tag, into, reduced, transformed}) {
+    EXPECT_EQ(std::memcmp(&v, &by_value, sizeof v), 0) << fusekit::to_string(Tag::id) << ": " << v << " " << by_value;
+  }
+  double const wide = fusekit::sum(one, x, tag, fusekit::accumulate_in<double>{});
+  double const wide_value = fusekit::sum(one, x, Tag::id, fusekit::accumulate_in<double>{});
+  EXPECT_EQ(std::memcmp(&wide, &wide_value, sizeof wide), 0) << fusekit::to_string(Tag::id);
+}
+
+TEST(CpuSum, ATagAndItsValueNameOneAlgorithm) {
+  tag_and_value_agree(fusekit::naive_atomic{}, 11);
+  tag_and_value_agree(fusekit::block_atomic{}, 12);
+  tag_and_value_agree(fusekit::run_to_run{}, 13);
+  tag_and_value_agree(fusekit::deterministic{}, 14);
+  // The default is the tree.
+  auto const x = signed_values<float>(50000, 15);
+  float const by_default = fusekit::sum(fusekit::cpu{}, x);
+  float const tree = reference_tree<float>(x);
+  EXPECT_EQ(std::memcmp(&by_default, &tree, sizeof tree), 0);
+}
+
 TEST(CpuSum, UniformDataRelativeErrorIsSmall) {
   auto const x = uniform01<float>(std::size_t{1} << 24, 6);
   long double const exact = exact_sum(x);
@@ -334,7 +368,7 @@ TEST(CpuSumArguments, Rejected) {
   expect_invalid([&] { fusekit::reduce_sum(fusekit::cpu{}, span<const float>(x), x.data() + 5); }, {"out overlaps in"});
   expect_invalid(
       [&] {
-        fusekit::transform_reduce_sum(fusekit::cpu{}, &out, reduce_algorithm::cub, fusekit::weigh{},
+        fusekit::transform_reduce_sum(fusekit::cpu{}, &out, reduce_algorithm::run_to_run, fusekit::weigh{},
                                       span<const float>(x), span<const float>(x).first(3));
       },
       {"transform_reduce_sum", "ins[1]", "same size"});

@@ -48,7 +48,7 @@ long double gpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
     case reduce_algorithm::block_atomic:
       factor = n / threads + 10 + 2.0L * sms + 1;
       break;
-    case reduce_algorithm::cub:
+    case reduce_algorithm::run_to_run:
       factor = n / threads + std::log2(static_cast<double>(n) + 2) + 1;
       break;
     case reduce_algorithm::deterministic:
@@ -109,7 +109,7 @@ TEST(GpuSum, UniformFloatWithinTheDocumentedBound) {
   // The documented bound (positive data: S = the exact sum), not a typical error:
   // block_atomic's atomics run in an order that changes run to run, and a fixed
   // threshold such as 1e-6 is exceeded by some orders.
-  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
     ASSERT_TRUE(bound_can_fail(gpu_bound<float>(a, n, exact), exact)) << fusekit::to_string(a);
     float const s = gpu_sum<float>(d, a);
     EXPECT_LE(fabsl(s - exact), gpu_bound<float>(a, n, exact)) << fusekit::to_string(a);
@@ -207,8 +207,8 @@ TEST(GpuDeterministic, BitIdenticalToCpuRunToRunAndAcrossGrids) {
   for (int run = 0; run < 10; ++run) { ASSERT_EQ(bits(gpu_sum<float>(d, reduce_algorithm::deterministic)), bits(cpu)); }
   for (int grid : {1, 3, 64, 1000, 100000}) {
     fusekit::detail::cuda_reduce(fusekit::cuda{}, fusekit::detail::array_source<float, float>{d.data()},
-                                 static_cast<std::int64_t>(n), out.data(), reduce_algorithm::deterministic,
-                                 fusekit::plus{}, 0.0f, nullptr, fixed_grids{grid});
+                                 static_cast<std::int64_t>(n), out.data(), fusekit::deterministic{}, fusekit::plus{},
+                                 0.0f, nullptr, fixed_grids{grid});
     ASSERT_EQ(bits(out.to_host()[0]), bits(cpu)) << "grid=" << grid;
   }
 }
@@ -221,14 +221,14 @@ TEST(GpuSum, GraphCapturedWorkspaceCall) {
   device_buffer<float> out(2);
   cudaStream_t stream = nullptr;
   FUSEKIT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  std::size_t const bytes = std::max(fusekit::reduce_sum_workspace_bytes<float>(n, reduce_algorithm::cub),
+  std::size_t const bytes = std::max(fusekit::reduce_sum_workspace_bytes<float>(n, reduce_algorithm::run_to_run),
                                      fusekit::reduce_sum_workspace_bytes<float>(n, reduce_algorithm::deterministic));
   ASSERT_GT(bytes, 0u);
   device_buffer<std::byte> ws(bytes);
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   FUSEKIT_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  fusekit::reduce_sum(fusekit::cuda{stream}, d.cview(), out.data(), reduce_algorithm::cub, ws.view());
+  fusekit::reduce_sum(fusekit::cuda{stream}, d.cview(), out.data(), reduce_algorithm::run_to_run, ws.view());
   fusekit::reduce_sum(fusekit::cuda{stream}, d.cview(), out.data() + 1, reduce_algorithm::deterministic, ws.view());
   FUSEKIT_CUDA_TRY(cudaStreamEndCapture(stream, &graph));
   FUSEKIT_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
@@ -265,7 +265,7 @@ TEST(GpuSum, MoreThanTwoToThe31Values) {
   // Σ over whole periods of (i % 1000) − 499 is 500 per period; then the partial period.
   std::int64_t want = (n / 1000) * 500;
   for (std::int64_t r = 0; r < n % 1000; ++r) { want += r - 499; }
-  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+  for (auto a : {reduce_algorithm::block_atomic, reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
     EXPECT_EQ((gpu_sum<std::int64_t>(d, a)), want) << fusekit::to_string(a);
     double const s = fusekit::sum(fusekit::cuda{}, span<const std::int32_t>(d.data(), d.size()), a);
     EXPECT_EQ(s, static_cast<double>(want)) << fusekit::to_string(a);
@@ -382,7 +382,7 @@ TEST(GpuReduce, MinMaxAndACallersOpMatchTheCpuBitForBit) {
     for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<float>((i * 7919) % n) * (i % 2 ? -1.0f : 1.0f); }
     device_buffer<float> d(x);
     device_buffer<float> out(1);
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       float cpu = 0;
       fusekit::reduce(fusekit::cpu{}, span<const float>(x), &cpu, fusekit::minimum{}, INFINITY, a);
       fusekit::reduce(fusekit::cuda{}, span<const float>(d.data(), n), out.data(), fusekit::minimum{}, INFINITY, a);
@@ -401,7 +401,7 @@ TEST(GpuReduce, IntegerMinMaxWithAtomics) {
   for (auto& v : x) { v = std::uniform_int_distribution<std::int32_t>(-2000000000, 2000000000)(gen); }
   device_buffer<std::int32_t> d(x);
   device_buffer<std::int64_t> lo(1), hi(1);
-  for (auto a : {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic, reduce_algorithm::cub,
+  for (auto a : {reduce_algorithm::naive_atomic, reduce_algorithm::block_atomic, reduce_algorithm::run_to_run,
                  reduce_algorithm::deterministic}) {
     fusekit::reduce(fusekit::cuda{}, span<const std::int32_t>(d.data(), x.size()), lo.data(), fusekit::minimum{},
                     std::numeric_limits<std::int64_t>::max(), a);

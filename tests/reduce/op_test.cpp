@@ -35,7 +35,7 @@ TEST(Reduce, MinAndMaxOfFloatsAreExactWithCubAndTheTree) {
   for (std::size_t n : sizes()) {
     auto x = signed_values<float>(n, static_cast<std::uint32_t>(n));
     float const lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       float mn = 0, mx = 0;
       fusekit::reduce(fusekit::cpu{}, span<const float>(x), &mn, fusekit::minimum{}, INFINITY, a);
       fusekit::reduce(fusekit::cpu{2}, span<const float>(x), &mx, fusekit::maximum{}, -INFINITY, a);
@@ -67,7 +67,7 @@ TEST(Reduce, InitIsCombinedOnceAndIsTheResultOfNoValues) {
     float m = 0;
     fusekit::reduce(
         fusekit::cpu{}, span<const float>(none), &m, fusekit::minimum{}, 42.0f,
-        a == reduce_algorithm::naive_atomic || a == reduce_algorithm::block_atomic ? reduce_algorithm::cub : a);
+        a == reduce_algorithm::naive_atomic || a == reduce_algorithm::block_atomic ? reduce_algorithm::run_to_run : a);
     EXPECT_EQ(m, 42.0f);
     std::int64_t s = 0;
     fusekit::reduce(fusekit::cpu{}, span<const std::int64_t>(ones), &s, fusekit::plus{}, std::int64_t{5}, a);
@@ -104,7 +104,7 @@ TEST(Reduce, ACallersOperationThroughCubAndTheTree) {
     for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<float>((i * 7919) % n) * (i % 2 ? -1.0f : 1.0f); }
     float want = 0;
     for (float v : x) { want = largest_magnitude{}(want, v); }
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       float got = 0;
       fusekit::reduce(fusekit::cpu{}, span<const float>(x), &got, largest_magnitude{}, 0.0f, a);
       EXPECT_EQ(got, want) << "n=" << n << " " << fusekit::to_string(a);
@@ -128,7 +128,7 @@ void nan_anywhere_gives_nan() {
       std::vector<T> x(n);
       for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<T>(1 + i % 7); }
       x[at] = nan;
-      for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
         T lo = 0, hi = 0;
         fusekit::reduce(fusekit::cpu{}, span<const T>(x), &lo, fusekit::minimum{}, T(INFINITY), a);
         fusekit::reduce(fusekit::cpu{}, span<const T>(x), &hi, fusekit::maximum{}, T(-INFINITY), a);
@@ -138,7 +138,7 @@ void nan_anywhere_gives_nan() {
     // NaN as init, and no NaN at all (then the exact extremes).
     std::vector<T> x(n);
     for (std::size_t i = 0; i < n; ++i) { x[i] = static_cast<T>(i % 11) - T(5); }
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       T lo = 0, hi = 0;
       fusekit::reduce(fusekit::cpu{}, span<const T>(x), &lo, fusekit::minimum{}, nan, a);
       EXPECT_TRUE(is_nan_bits(lo)) << n;
@@ -165,7 +165,7 @@ TEST(Reduce, SignedZerosMinIsNegativeMaxIsPositive) {
       std::vector<float> zeros(n, 0.0f), negative(n, neg_zero);
       zeros[at] = neg_zero;
       negative[at] = 0.0f;
-      for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+      for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
         float lo = 1, hi = 1;
         fusekit::reduce(fusekit::cpu{}, span<const float>(zeros), &lo, fusekit::minimum{}, 0.0f, a);
         fusekit::reduce(fusekit::cpu{}, span<const float>(negative), &hi, fusekit::maximum{}, neg_zero, a);
@@ -215,7 +215,7 @@ TEST(Reduce, AnOpCommutativeOnlyThroughItsTieRule) {
     }
     float want = 0;
     for (float v : x) { want = largest_magnitude_ties_positive{}(want, v); }
-    for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+    for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
       float got = 0;
       fusekit::reduce(fusekit::cpu{}, span<const float>(x), &got, largest_magnitude_ties_positive{}, 0.0f, a);
       EXPECT_EQ(fusekit::detail::bit_cast<std::uint32_t>(got), fusekit::detail::bit_cast<std::uint32_t>(want))

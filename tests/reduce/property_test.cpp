@@ -46,7 +46,7 @@ RC_GTEST_PROP(ReduceProperties, ReduceWithXorIsTheFoldOfEveryValueOnce, ()) {
   std::int64_t want = init;
   for (std::int32_t v : values) { want ^= v; }
   auto const op = [](std::int64_t a, std::int64_t b) { return a ^ b; };
-  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {
+  for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {
     std::int64_t got = 0;
     fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const std::int32_t>(values), &got, op, init, a);
     RC_ASSERT(got == want);
@@ -62,7 +62,7 @@ RC_GTEST_PROP(ReduceProperties, MinimumIsIeeeMinimumOnEveryAlgorithm, ()) {
   int const threads = *rc::gen::inRange(1, 5);
   float want = init;
   for (float v : values) { want = ieee_minimum(want, v); }
-  for (auto a : {reduce_algorithm::cub, reduce_algorithm::deterministic}) {  // the atomics take integer min only
+  for (auto a : {reduce_algorithm::run_to_run, reduce_algorithm::deterministic}) {  // the atomics take integer min only
     float got = 1.0f;
     fusekit::reduce(fusekit::cpu{threads}, ::cuda::std::span<const float>(values), &got, fusekit::minimum{}, init, a);
     RC_ASSERT(same_value(got, want));

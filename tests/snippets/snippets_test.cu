@@ -77,8 +77,8 @@ float readme_host_data(cudaStream_t stream, std::size_t n, std::vector<float>& o
   // clang-format off
   // snippet: docs/host-data.md
   std::vector<std::uint8_t> grey(n);  std::vector<float> w(n), out(n);
-  fusekit::hidden_layer(fusekit::cuda{stream}, grey, w, out);    // host in, host out: one call
-  float s = fusekit::sum(fusekit::cuda{stream}, w, fusekit::reduce_algorithm::deterministic);  // same bits as on the device
+  fusekit::hidden_layer(fusekit::cuda_staged{stream}, grey, w, out);  // host in, host out: one call
+  float s = fusekit::sum(fusekit::cuda_staged{stream}, w);            // same bits as on the device
   // end snippet
   // clang-format on
   out_copy = out;
@@ -127,9 +127,9 @@ double reduce_header(cudaStream_t stream, span<const float> in, float* d_sum, sp
                      std::size_t n) {
   // clang-format off
   // snippet: include/fusekit/reduce.hpp
-  fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::reduce_algorithm::block_atomic);
-  float s = fusekit::sum(fusekit::cpu{}, h_in);                     // host value
-  double d = fusekit::sum(fusekit::cuda{stream}, in, fusekit::reduce_algorithm::cub,
+  float s = fusekit::sum(fusekit::cpu{}, h_in);                     // host value, deterministic
+  fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::block_atomic{});
+  double d = fusekit::sum(fusekit::cuda{stream}, in, fusekit::run_to_run{},
                           fusekit::accumulate_in<double>{});        // synchronizes
   // end snippet
   // clang-format on
@@ -153,10 +153,9 @@ double reduce_header(cudaStream_t stream, span<const float> in, float* d_sum, sp
 float reduce_cuh_workspace(cudaStream_t stream, span<const float> in, std::size_t n, span<std::byte> ws) {
   // clang-format off
   // snippet: include/fusekit/reduce.cuh
-  std::size_t bytes = fusekit::sum_workspace_bytes<float>(n, fusekit::reduce_algorithm::cub);
+  std::size_t bytes = fusekit::sum_workspace_bytes<float>(n, fusekit::run_to_run{});
   // ... bytes of device memory in `ws`, allocated once ...
-  float s = fusekit::sum(fusekit::cuda{stream}, in, fusekit::reduce_algorithm::cub,
-                         fusekit::accumulate_in<float>{}, ws);
+  float s = fusekit::sum(fusekit::cuda{stream}, in, fusekit::run_to_run{}, fusekit::accumulate_in<float>{}, ws);
   // end snippet
   // clang-format on
   return bytes > 0 ? s : s;
@@ -308,7 +307,7 @@ TEST(Snippets, GpuSnippetsRun) {
   functors_device_lambda(d_out.view(), d_grey.cview(), d_w.cview());
   elementwise_header_gpu(nullptr, d_out.view(), d_grey.cview(), d_w.cview());
   (void)reduce_header(nullptr, d_w.cview(), d_sum.data(), span<const float>(w), d_min.data(), n);
-  std::size_t const bytes = fusekit::sum_workspace_bytes<float>(n, fusekit::reduce_algorithm::cub);
+  std::size_t const bytes = fusekit::sum_workspace_bytes<float>(n, fusekit::reduce_algorithm::run_to_run);
   fusekit::test::device_buffer<std::byte> ws(bytes);
   EXPECT_EQ(reduce_cuh_workspace(nullptr, d_w.cview(), n, span<std::byte>(ws.data(), bytes)),
             0.5f * static_cast<float>(n));

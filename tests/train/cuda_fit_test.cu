@@ -398,7 +398,7 @@ TEST(GpuFit, RefinementReachesTheTargetOnEveryPath) {
   EXPECT_TRUE(r.all_converged());
   EXPECT_LE(fusekit::test::relative_error(W, W_star), 1e-8);
   std::vector<double> Wh(static_cast<std::size_t>(wide.N * wide.L), 0.0);  // host memory: streamed
-  auto const rh = fusekit::fit(fusekit::cuda{}, cmatrix<double>(wide.X.data(), wide.K, wide.L),
+  auto const rh = fusekit::fit(fusekit::cuda_staged{}, cmatrix<double>(wide.X.data(), wide.K, wide.L),
                                cmatrix<double>(wide.Y.data(), wide.K, wide.N),
                                fusekit::matrix<double>(Wh.data(), wide.N, wide.L), o);
   EXPECT_TRUE(rh.all_converged());

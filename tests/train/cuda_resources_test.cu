@@ -145,8 +145,8 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   (void)fusekit_pool_high_and_reset();
 
   ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
-  float const tree = fusekit::sum(policy, x);                                 // tree partials + scalar
-  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub);  // CUB's temporary storage
+  float const tree = fusekit::sum(policy, x);                                        // tree partials + scalar
+  float const cub = fusekit::sum(policy, x, fusekit::reduce_algorithm::run_to_run);  // CUB's temporary storage
   gd_options o;
   o.max_iterations = 200;
   auto const single = fusekit::fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
@@ -212,16 +212,18 @@ TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
   ::cuda::std::span<const float> const x(X.data(), static_cast<std::size_t>(p.K * p.L));
   gd_options o;
   o.max_iterations = 300;
-  std::size_t const bytes = std::max({fusekit::fit_workspace_bytes<float>(p.K, p.L, p.N, o),
-                                      fusekit::sum_workspace_bytes<float>(x.size(), fusekit::reduce_algorithm::cub),
-                                      fusekit::transform_reduce_workspace_bytes<double>(
-                                          fusekit::reduce_algorithm::deterministic, fusekit::weigh{}, x, x)});
+  std::size_t const bytes =
+      std::max({fusekit::fit_workspace_bytes<float>(p.K, p.L, p.N, o),
+                fusekit::sum_workspace_bytes<float>(x.size(), fusekit::reduce_algorithm::run_to_run),
+                fusekit::transform_reduce_workspace_bytes<double>(fusekit::reduce_algorithm::deterministic,
+                                                                  fusekit::weigh{}, x, x)});
   device_buffer<std::byte> ws(bytes);
   ::cuda::std::span<std::byte> const workspace(ws.data(), bytes);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   (void)default_pool_high_and_reset();
 
-  float const s = fusekit::sum(policy, x, fusekit::reduce_algorithm::cub, fusekit::accumulate_in<float>{}, workspace);
+  float const s =
+      fusekit::sum(policy, x, fusekit::reduce_algorithm::run_to_run, fusekit::accumulate_in<float>{}, workspace);
   double const dot = fusekit::transform_reduce(policy, fusekit::reduce_algorithm::deterministic,
                                                fusekit::accumulate_in<double>{}, fusekit::weigh{}, workspace, x, x);
   fusekit::transform_reduce_sum(policy, out.data(), fusekit::reduce_algorithm::deterministic, fusekit::weigh{},
@@ -233,7 +235,7 @@ TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
   EXPECT_EQ(pool.allocations, 0) << "a workspace call allocated through the policy's resource";
   expect_default_pool_untouched(fusekit::to_string(r.path) == std::string("cublas"), "a workspace call");
   // The same answers as without a workspace.
-  EXPECT_EQ(s, fusekit::sum(fusekit::cuda{}, x, fusekit::reduce_algorithm::cub));
+  EXPECT_EQ(s, fusekit::sum(fusekit::cuda{}, x, fusekit::reduce_algorithm::run_to_run));
   EXPECT_EQ(dot, fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,
                                            fusekit::accumulate_in<double>{}, fusekit::weigh{}, x, x));
   EXPECT_EQ(out.to_host()[0], fusekit::transform_reduce(fusekit::cuda{}, fusekit::reduce_algorithm::deterministic,

@@ -13,10 +13,10 @@ void gpu_entry_points(float* f, double* d, std::uint8_t* u8, __half* h, std::int
   ::cuda::std::span<const float> const in(f, n);
   ::cuda::std::span<std::byte> const ws(workspace, workspace_bytes);
   std::size_t const need = fusekit::reduce_sum_workspace_bytes<float>(n, fusekit::reduce_algorithm::deterministic) +
-                           fusekit::reduce_sum_workspace_bytes<float, double>(n, fusekit::reduce_algorithm::cub);
+                           fusekit::reduce_sum_workspace_bytes<float, double>(n, fusekit::reduce_algorithm::run_to_run);
   if (need <= workspace_bytes) {
     fusekit::reduce_sum(fusekit::cuda{stream}, in, f + n, fusekit::reduce_algorithm::deterministic, ws);
-    fusekit::reduce_sum(fusekit::cuda{stream}, in, d, fusekit::reduce_algorithm::cub, ws);
+    fusekit::reduce_sum(fusekit::cuda{stream}, in, d, fusekit::reduce_algorithm::run_to_run, ws);
   }
   fusekit::cuda const pooled{::cuda::stream_ref(stream)};
   fusekit::tuning t = fusekit::tuning_for(9, 0);

@@ -52,7 +52,7 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
   fusekit::hidden_layer_unfused(policy, cu8, cf, out);
 
   for (auto a : {fusekit::reduce_algorithm::naive_atomic, fusekit::reduce_algorithm::block_atomic,
-                 fusekit::reduce_algorithm::cub, fusekit::reduce_algorithm::deterministic}) {
+                 fusekit::reduce_algorithm::run_to_run, fusekit::reduce_algorithm::deterministic}) {
     fusekit::reduce_sum(policy, cf, f + 2 * n, a);
     fusekit::reduce_sum(policy, cf, d + 2 * n, a);
     fusekit::reduce_sum(policy, ci, reinterpret_cast<std::int64_t*>(d + 2 * n), a);
@@ -65,7 +65,7 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
     fusekit::reduce(policy, ci, i32 + 2 * n, fusekit::minimum{}, std::int32_t{0}, a);
     fusekit::reduce(policy, ci, reinterpret_cast<std::int64_t*>(d + 2 * n), fusekit::maximum{}, std::int64_t{0}, a);
   }
-  fusekit::reduce(policy, cd, d + 2 * n, fusekit::minimum{}, 0.0, fusekit::reduce_algorithm::cub);
+  fusekit::reduce(policy, cd, d + 2 * n, fusekit::minimum{}, 0.0, fusekit::reduce_algorithm::run_to_run);
   (void)fusekit::transform_reduce(policy, fusekit::weigh{}, cf, cf);
   train_entry_points(policy, f, f + 8, f + 20);
   train_entry_points(policy, d, d + 8, d + 20);

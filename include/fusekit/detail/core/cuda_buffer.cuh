@@ -112,6 +112,16 @@ R device_scalar_result(const cuda& policy, const Enqueue& enqueue, workspace_are
   return h;
 }
 
+/// *p (device memory) as a host value: copied on the policy's stream, which
+/// this synchronizes.
+template <class R>
+R device_value(const cuda& policy, const R* p) {
+  R h{};
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&h, p, sizeof(R), cudaMemcpyDeviceToHost, policy.stream));
+  FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+  return h;
+}
+
 /// n values of T where the device reads and writes them: `from` itself when
 /// it is device memory, else a stream-ordered device copy, filled from `from`
 /// when `upload`. `write_back(wait)` copies the copy back to `from` and then

@@ -4,12 +4,12 @@
 /// The one dispatch mechanism. A public function (`fusekit::transform`,
 /// `reduce_sum`, `fit`, ...) calls `run_<algorithm>(<algorithm>_tag{},
 /// policy, args...)` unqualified, once: the backend checks the arguments and
-/// runs the call. Each backend defines its `run_<algorithm>` overload for its
-/// own policy, next to its code: detail/<algorithm>/cpu.hpp for
-/// `fusekit::cpu`, detail/<algorithm>/cuda.cuh for `fusekit::cuda`, in the
-/// algorithm's own namespace, so `run_fit(` finds every backend of `fit` and
-/// nothing else. Each folder of detail/ is an inline namespace of
-/// fusekit::detail (detail::core, detail::reduce, ...): the tag lives in
+/// runs the call. A backend implements four hooks: `run_transform`,
+/// `run_reduce` (every sum and reduction form reaches it,
+/// detail/reduce/reduction.hpp), `run_fit` and `run_predict`. Each backend defines its `run_<algorithm>` overload for
+/// its own policy, next to its code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`, detail/<algorithm>/cuda.cuh for
+/// `fusekit::cuda`, in the algorithm's own namespace, so `run_fit(` finds every backend of `fit` and nothing else. Each
+/// folder of detail/ is an inline namespace of fusekit::detail (detail::core, detail::reduce, ...): the tag lives in
 /// detail::core, so argument-dependent lookup at instantiation searches
 /// fusekit::detail and every folder's namespace, and finds the overloads of
 /// every backend included by then; g++ never needs to see the CUDA ones. A
@@ -25,19 +25,18 @@ namespace detail {
 inline namespace core {
 
 struct transform_tag {};
-struct reduce_sum_tag {};
+/// run_reduce(reduce_tag, policy, reduction, algorithm_tag): every sum and
+/// reduction (detail/reduce/reduction.hpp)
 struct reduce_tag {};
-struct transform_reduce_sum_tag {};
-struct sum_tag {};  ///< run_sum(sum_tag, policy, in, algorithm, accumulate_in<Acc>): Σ in as a host value
-struct transform_reduce_tag {
-};  ///< run_transform_reduce(transform_reduce_tag, policy, algorithm, accumulate_in<Acc>, op, ins...)
 struct fit_tag {};
 struct predict_tag {};
 
-/// The execution policies: fusekit::cpu and fusekit::cuda, and those an
-/// optional header adds (fusekit::mpi in mpi.hpp) by specializing this.
+/// The execution policies: fusekit::cpu, fusekit::cuda and
+/// fusekit::cuda_staged, and those an optional header adds (fusekit::mpi in
+/// mpi.hpp) by specializing this.
 template <class Policy>
-struct is_execution_policy : std::bool_constant<std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda>> {};
+struct is_execution_policy : std::bool_constant<std::is_same_v<Policy, cpu> || std::is_same_v<Policy, cuda> ||
+                                                std::is_same_v<Policy, cuda_staged>> {};
 
 template <class Policy>
 inline constexpr bool is_policy_v = is_execution_policy<Policy>::value;
@@ -55,7 +54,10 @@ constexpr bool policy_usable() {
   static_assert(is_policy_v<Policy>,
                 "fusekit: the first argument is the execution policy: use fusekit::cuda{stream} or fusekit::cpu{} "
                 "(a Thrust or CUB execution policy is not one)");
-  static_assert(!is_policy_v<Policy> || backend_available<Tag, Policy>::value,
+  static_assert(!std::is_same_v<Policy, cuda_staged> || backend_available<Tag, Policy>::value,
+                "fusekit::cuda_staged needs the host-data backend: include <fusekit/host_data.cuh> (or "
+                "<fusekit/fusekit.cuh>) and compile this file with nvcc");
+  static_assert(!is_policy_v<Policy> || std::is_same_v<Policy, cuda_staged> || backend_available<Tag, Policy>::value,
                 "fusekit::cuda needs the GPU backend: include <fusekit/fusekit.cuh> and compile this file with "
                 "nvcc (fit and predict: link fusekit::train)");
   return is_policy_v<Policy> && backend_available<Tag, Policy>::value;

@@ -17,6 +17,7 @@
 #endif
 
 #include <cstdint>
+#include <string>
 
 namespace fusekit {
 namespace detail {
@@ -45,6 +46,18 @@ inline memory_space memory_space_of(const void* p) {
     default:
       return memory_space::pageable;
   }
+}
+
+/// The device path's check of where a view lives (`fusekit::cuda` takes
+/// device memory only): one cudaPointerGetAttributes for `p`, a host call
+/// that does not synchronize. Host memory is rejected naming the policy that
+/// stages it.
+inline void expect_device_memory(const char* function, const char* name, const void* p) {
+  FUSEKIT_EXPECTS(memory_space_of(p) == memory_space::device,
+                  std::string(function) + ": " + name +
+                      " is host memory, and fusekit::cuda reads device memory only: use "
+                      "fusekit::cuda_staged{stream} (<fusekit/host_data.cuh>), which copies host memory in pipelined "
+                      "chunks, or copy it to the device first");
 }
 #endif
 

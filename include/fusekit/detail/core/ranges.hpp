@@ -80,15 +80,21 @@ constexpr memory_space memory_of() {
 }
 
 /// A container's memory checked against the policy: one message that says
-/// what to use. `fusekit::cuda` takes host containers too (they go through
-/// the host-data pipeline); `fusekit::cpu` cannot read device memory.
+/// what to use. `fusekit::cpu` cannot read device memory; `fusekit::cuda`
+/// reads device memory only, and `fusekit::cuda_staged` host containers too
+/// (through the host-data pipeline).
 template <class Policy, class... Rs>
 constexpr bool memory_usable() {
   constexpr bool device_on_cpu = std::is_same_v<Policy, cpu> && ((memory_of<Rs>() == memory_space::device) || ...);
   static_assert(!device_on_cpu,
                 "fusekit::cpu reads host memory, and a container here holds device memory (e.g. a "
                 "thrust::device_vector): use fusekit::cuda{stream}, or copy it to a std::vector");
-  return !device_on_cpu;
+  constexpr bool host_on_gpu = std::is_same_v<Policy, cuda> && ((memory_of<Rs>() == memory_space::pageable) || ...);
+  static_assert(!host_on_gpu,
+                "fusekit::cuda reads device memory, and a container here holds host memory (e.g. a std::vector): "
+                "use fusekit::cuda_staged{stream} (include <fusekit/host_data.cuh>), which copies it in pipelined "
+                "chunks, or fusekit::cpu{}");
+  return !device_on_cpu && !host_on_gpu;
 }
 
 /// The element type of a container or span (what its view holds).

@@ -19,6 +19,8 @@
 /// communicator of threads.
 
 #include <fusekit/detail/core/checks.hpp>
+#include <fusekit/detail/reduce/atomics.hpp>
+#include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>
 
@@ -161,6 +163,30 @@ call_key transform_sum_key(const char* function, reduce_algorithm algorithm) {
   return key;
 }
 
+/// The key of the values a reduction reads: an array's element type, or a
+/// transform's input types and function.
+template <class Acc, class T>
+call_key source_key(const char* function, reduce_algorithm algorithm, const array_source<Acc, T>*) {
+  return sum_key<T, Acc>(function, algorithm);
+}
+
+template <class Acc, class F, class... Ins>
+call_key source_key(const char* function, reduce_algorithm algorithm, const transform_source<Acc, F, Ins...>*) {
+  return transform_sum_key<Acc, F, Ins...>(function, algorithm);
+}
+
+/// The call key of a reduction (detail/reduce/reduction.hpp): the function,
+/// the element types (and a transform's function), the accumulator, the op,
+/// init and the algorithm.
+template <class R>
+call_key reduction_key(const R& r, reduce_algorithm algorithm) {
+  using Acc = typename R::accumulator;
+  using Src = typename R::source;
+  call_key key = source_key<Acc>(r.function, algorithm, static_cast<const Src*>(nullptr));
+  key.add("combining op", type_code<typename R::op_type>()).add("init", r.init);
+  return key;
+}
+
 /// The call key of a fit of T: the types, L and N, every option, and the warm
 /// start's hash when W is one (`warm_start_hash`, computed where W lives).
 template <class T>
@@ -260,6 +286,28 @@ Acc fold_in_rank_order(const Gather& gather, Acc mine, std::int64_t size, const 
     result = op(result, part);
   }
   return result;
+}
+
+/// init ⊕ every rank's values for the algorithms other than the tree: each
+/// rank reduces its own `size` values of `src`, then every rank folds the
+/// ranks' results in rank order (fold_in_rank_order). A rank's reduction
+/// starts from op's identity where the op has one (`reduce_from(src, n,
+/// identity)`), else from its first value (`first(src)`) over the rest
+/// (`reduce_from(src from 1 on, n − 1, first)`): no init is applied twice.
+/// fusekit::nccl runs it with a GPU reduction; the host tests with a fake
+/// communicator.
+template <class Acc, class Gather, class Src, class Op, class ReduceFrom, class First>
+Acc shards_in_rank_order(const Gather& gather, const Src& src, std::int64_t size, const Op& op, Acc init,
+                         const ReduceFrom& reduce_from, const First& first) {
+  Acc mine = init;
+  if (size > 0) {
+    if constexpr (atomic_op<Op, Acc>::exists) {
+      mine = reduce_from(src, size, atomic_op<Op, Acc>::identity());
+    } else {
+      mine = reduce_from(source_from(src, 1), size - 1, first(src));
+    }
+  }
+  return fold_in_rank_order(gather, mine, size, op, init);
 }
 
 }  // namespace distributed

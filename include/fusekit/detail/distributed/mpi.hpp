@@ -7,6 +7,7 @@
 /// its call key collectively first (detail/distributed/mpi_collectives.hpp).
 
 #include <fusekit/detail/distributed/cpu.hpp>
+#include <fusekit/detail/distributed/local.hpp>
 #include <fusekit/detail/distributed/mpi_collectives.hpp>
 #include <fusekit/detail/elementwise/cpu.hpp>
 #include <fusekit/detail/reduce/cpu.hpp>
@@ -23,6 +24,9 @@
 namespace fusekit {
 namespace detail {
 inline namespace distributed {
+
+template <>
+inline constexpr bool is_distributed_policy_v<mpi> = true;
 
 /// init ⊕ the values `src` reads on every rank's shard, in the deterministic
 /// tree's order (detail/distributed/tree.hpp); the same bits on every rank.
@@ -67,91 +71,39 @@ Acc mpi_tree_reduce(const char* function, const mpi& policy, const Src& src, std
   return op(init, cpu_tree_upper(policy.local, std::move(level), op));
 }
 
-/// init ⊕ every rank's values with `algorithm` (checked by the caller).
-template <class Acc, class Src, class Op>
-Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, reduce_algorithm algorithm,
-               const Op& op, Acc init) {
-  if (algorithm == reduce_algorithm::deterministic) { return mpi_tree_reduce(function, policy, src, size, op, init); }
-  // Each rank reduces its shard, then every rank folds the ranks' results in
-  // rank order with op itself (fold_in_rank_order, not MPI_SUM/MIN/MAX).
-  Acc mine = init;
-  if (size > 0) {
-    if constexpr (atomic_op<Op, Acc>::exists) {  // every algorithm, from the op's identity
-      mine = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
-    } else {  // cub: the only algorithm an op without an atomic takes here (checked)
-      mine = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
+/// init ⊕ every rank's values with the algorithm the tag names (checked by the caller).
+template <class Acc, class Src, class Op, class A>
+Acc mpi_reduce(const char* function, const mpi& policy, const Src& src, std::int64_t size, A algorithm, const Op& op,
+               Acc init) {
+  if constexpr (std::is_same_v<A, deterministic>) {
+    return mpi_tree_reduce(function, policy, src, size, op, init);
+  } else {
+    // Each rank reduces its shard, then every rank folds the ranks' results in
+    // rank order with op itself (fold_in_rank_order, not MPI_SUM/MIN/MAX).
+    Acc mine = init;
+    if (size > 0) {
+      if constexpr (atomic_op<Op, Acc>::exists) {  // every algorithm, from the op's identity
+        mine = cpu_reduce(policy.local, src, size, algorithm, op, atomic_op<Op, Acc>::identity());
+      } else {  // run_to_run: the only algorithm an op without an atomic takes (checked)
+        mine = cpu_parallel_reduce<Acc>(policy.local, src, size, op);
+      }
     }
+    return fold_in_rank_order(mpi_gather{policy.comm}, mine, size, op, init);
   }
-  return fold_in_rank_order(mpi_gather{policy.comm}, mine, size, op, init);
 }
 
-template <class Out, class Op, class... Ins>
-void run_transform(transform_tag, const mpi& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-                   ::cuda::std::span<Ins>... ins) {
-  run_transform(transform_tag{}, policy.local, site, out, op, ins...);  // local: this rank's elements
-}
-
-template <class T, class Acc>
-void run_reduce_sum(reduce_sum_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
-  const char* const f = "fusekit::reduce_sum";
-  collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
-    check_reduce(f, in, out);
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-  });
-  *out = mpi_reduce(f, policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()),
-                    algorithm, plus{}, Acc(0));
-}
-
-template <class T, class Acc>
-Acc run_sum(sum_tag, const mpi& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
-  const char* const f = "fusekit::sum";
+/// fusekit::mpi's reduction hook (detail/reduce/reduction.hpp): the checks and
+/// the call key collectively, then the reduction over every rank.
+template <class R, class A>
+auto run_reduce(reduce_tag, const mpi& policy, const R& r, A algorithm) {
   std::int64_t n = 0;
-  collective_check(policy.comm, sum_key<T, Acc>(f, algorithm), [&] {
-    n = check_sum_inputs(f, reduce_input(in));
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-  });
-  return mpi_reduce(f, policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, plus{}, Acc(0));
-}
-
-template <class Acc, class Op, class... Ins>
-void run_transform_reduce_sum(transform_reduce_sum_tag, const mpi& policy, Acc* out, reduce_algorithm algorithm,
-                              const Op& op, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce_sum";
-  std::int64_t n = 0;
-  collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
-    n = check_transform_reduce(f, out, ins...);
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-  });
-  *out = mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
-}
-
-template <class Acc, class Op, class... Ins>
-Acc run_transform_reduce(transform_reduce_tag, const mpi& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
-                         const Op& op, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce";
-  std::int64_t n = 0;
-  collective_check(policy.comm, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
-    n = check_sum_inputs(f, transform_reduce_inputs(ins...));
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-  });
-  return mpi_reduce(f, policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
-}
-
-template <class T, class Acc, class Op>
-void run_reduce(reduce_tag, const mpi& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
-                reduce_algorithm algorithm) {
-  call_key key("fusekit::reduce");
-  key.add("element type", type_code<std::remove_cv_t<T>>())
-      .add("accumulator type", type_code<Acc>())
-      .add("op", type_code<Op>())
-      .add("init", init)
-      .add("algorithm", algorithm);
-  collective_check(policy.comm, key, [&] {
-    check_reduce_views("fusekit::reduce", in, out);
-    check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
-  });
-  *out = mpi_reduce("fusekit::reduce", policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                    static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
+  collective_check(policy.comm, reduction_key(r, algorithm_id(algorithm)), [&] { n = check_reduction(r, algorithm); });
+  auto const result = mpi_reduce(r.function, policy, cpu_source(r.src), n, algorithm, no_throw(r.op), r.init);
+  if constexpr (R::returns_value) {
+    return result;
+  } else {
+    *r.out = result;
+  }
 }
 
 template <class T>
@@ -200,11 +152,6 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
       mpi_rank(comm) == 0, false);
   report.path = fusekit::fit_path::mpi;
   return report;
-}
-
-template <class T>
-void run_predict(predict_tag, const mpi& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run_predict(predict_tag{}, policy.local, X, W, Y_hat);  // local: this rank's rows
 }
 
 }  // namespace distributed

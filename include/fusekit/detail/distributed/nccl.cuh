@@ -9,6 +9,7 @@
 /// fit with A and B summed over the ranks once.
 
 #include <fusekit/detail/distributed/nccl_collectives.cuh>
+#include <fusekit/detail/distributed/local.hpp>
 #include <fusekit/detail/distributed/tree.hpp>
 #include <fusekit/detail/elementwise/cuda.cuh>
 #include <fusekit/detail/reduce/cuda.cuh>
@@ -32,6 +33,9 @@ template <class Tag>
 struct backend_available<Tag, nccl> : std::true_type {};
 
 inline namespace distributed {
+
+template <>
+inline constexpr bool is_distributed_policy_v<nccl> = true;
 
 template <class Acc, class Src>
 __global__ void evaluate_kernel(Src src, std::int64_t n, Acc* out) {
@@ -101,25 +105,33 @@ void nccl_tree_reduce(const char* function, const nccl& p, const Src& src, std::
   cuda_tree_upper_levels(buffers, tiles, op, out, init, s, device_grids{});
 }
 
-/// *out (device) = the sum of every rank's values with `algorithm`.
+/// The first value of a source on the device, as a host value (synchronizes).
 template <class Acc, class Src>
-void nccl_sum(const char* function, const nccl& p, const Src& src, std::int64_t size, reduce_algorithm algorithm,
-              Acc* out) {
-  if (algorithm == reduce_algorithm::deterministic) {
-    nccl_tree_reduce(function, p, src, size, plus{}, Acc(0), out);
-    return;
+Acc nccl_first_value(const nccl& p, const Src& src, Acc* scratch) {
+  launch(evaluate_kernel<Acc, Src>, 1, 1, 0, p.local.stream, src, std::int64_t{1}, scratch);
+  return device_value(p.local, scratch);
+}
+
+/// *out (device) = init ⊕ every rank's values with the algorithm A: the tree
+/// over the shards for `deterministic`; otherwise each rank reduces its shard,
+/// then every rank folds the ranks' results in rank order with op
+/// (fold_in_rank_order, as fusekit::mpi does; not ncclAllReduce's sum): the
+/// same bits on every rank.
+template <class Acc, class Src, class Op, class A>
+void nccl_reduce(const char* function, const nccl& p, const Src& src, std::int64_t size, A algorithm, const Op& op,
+                 Acc init, Acc* out) {
+  if constexpr (std::is_same_v<A, deterministic>) {
+    nccl_tree_reduce(function, p, src, size, op, init, out);
+  } else {
+    Acc const all = shards_in_rank_order(
+        nccl_gather{&p}, src, size, op, init,
+        [&](const Src& from, std::int64_t n, Acc start) {
+          cuda_reduce(p.local, from, n, out, algorithm, op, start);
+          return device_value(p.local, out);
+        },
+        [&](const Src& from) { return nccl_first_value(p, from, out); });
+    launch(store_kernel<Acc>, 1, 1, 0, p.local.stream, out, all);
   }
-  // Each rank sums its shard with `algorithm`; then every rank folds the ranks'
-  // results in rank order (fold_in_rank_order, as fusekit::mpi does; not
-  // ncclAllReduce's sum): the same bits on every rank.
-  Acc mine = Acc(0);
-  if (size > 0) {
-    cuda_reduce(p.local, src, size, out, algorithm, plus{}, Acc(0));
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(&mine, out, sizeof(Acc), cudaMemcpyDeviceToHost, p.local.stream));
-    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(p.local.stream));
-  }
-  Acc const all = fold_in_rank_order(nccl_gather{&p}, mine, size, plus{}, Acc(0));
-  launch(store_kernel<Acc>, 1, 1, 0, p.local.stream, out, all);
 }
 
 /// The views of a call on fusekit::nccl are device memory.
@@ -129,63 +141,32 @@ void expect_device_views(const char* function, const Ts*... pointers) {
   FUSEKIT_EXPECTS(device, std::string(function) + " (nccl): every view must be device memory");
 }
 
-template <class Out, class Op, class... Ins>
-void run_transform(transform_tag, const nccl& p, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
-                   ::cuda::std::span<Ins>... ins) {
-  run_transform(transform_tag{}, p.local, site, out, op, ins...);  // local: this rank's elements
+/// ... the arrays of a source, and out (null for a host value).
+template <std::size_t I, class Acc>
+void expect_device_views(const char* function, const std::array<const std::byte*, I>& arrays, const Acc* out) {
+  for (const std::byte* a : arrays) { expect_device_views(function, a); }
+  expect_device_views(function, out);
 }
 
-template <class T, class Acc>
-void run_reduce_sum(reduce_sum_tag, const nccl& p, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
-  const char* const f = "fusekit::reduce_sum";
-  nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
-    check_reduce(f, in, out);
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-    expect_device_views(f, in.data(), out);
-  });
-  nccl_sum(f, p, array_source<Acc, std::remove_cv_t<T>>{in.data()}, static_cast<std::int64_t>(in.size()), algorithm,
-           out);
-}
-
-template <class Acc, class Op, class... Ins>
-void run_transform_reduce_sum(transform_reduce_sum_tag, const nccl& p, Acc* out, reduce_algorithm algorithm,
-                              const Op& op, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce_sum";
+/// fusekit::nccl's reduction hook (detail/reduce/reduction.hpp): the checks
+/// and the call key collectively, then the reduction over every GPU. Device
+/// memory only; a host value synchronizes.
+template <class R, class A>
+auto run_reduce(reduce_tag, const nccl& p, const R& r, A algorithm) {
+  using Acc = typename R::accumulator;
   std::int64_t n = 0;
-  nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
-    n = check_transform_reduce(f, out, ins...);
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-    expect_device_views(f, out, ins.data()...);
+  nccl_collective_check(p, reduction_key(r, algorithm_id(algorithm)), [&] {
+    n = check_reduction(r, algorithm);
+    expect_device_views(r.function, source_arrays(r.src), r.out);
   });
-  nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out);
+  auto const into = [&](Acc* out) { nccl_reduce(r.function, p, r.src, n, algorithm, r.op, r.init, out); };
+  if constexpr (R::returns_value) {
+    return device_scalar_result<Acc>(p.local, into);
+  } else {
+    into(r.out);
+  }
 }
 
-template <class T, class Acc>
-Acc run_sum(sum_tag, const nccl& p, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
-  const char* const f = "fusekit::sum";
-  std::int64_t n = 0;
-  nccl_collective_check(p, sum_key<T, Acc>(f, algorithm), [&] {
-    n = check_sum_inputs(f, reduce_input(in));
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-    expect_device_views(f, in.data());
-  });
-  return device_scalar_result<Acc>(
-      p.local, [&](Acc* out) { nccl_sum(f, p, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, out); });
-}
-
-template <class Acc, class Op, class... Ins>
-Acc run_transform_reduce(transform_reduce_tag, const nccl& p, reduce_algorithm algorithm, accumulate_in<Acc>,
-                         const Op& op, ::cuda::std::span<Ins>... ins) {
-  const char* const f = "fusekit::transform_reduce";
-  std::int64_t n = 0;
-  nccl_collective_check(p, transform_sum_key<Acc, Op, Ins...>(f, algorithm), [&] {
-    n = check_sum_inputs(f, transform_reduce_inputs(ins...));
-    check_reduce_algorithm<plus, Acc>(f, algorithm);
-    expect_device_views(f, ins.data()...);
-  });
-  return device_scalar_result<Acc>(
-      p.local, [&](Acc* out) { nccl_sum(f, p, make_transform_source<Acc>(op, ins...), n, algorithm, out); });
-}
 /// The system of a fit across GPUs: this rank's A and B (and a refinement's
 /// B), then summed over the ranks, so every rank iterates the same system.
 template <class T>
@@ -237,11 +218,6 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
                                                                 : fusekit::fit_path::nccl_cublas;
   return report;
-}
-
-template <class T>
-void run_predict(predict_tag, const nccl& p, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run_predict(predict_tag{}, p.local, X, W, Y_hat);  // local: this rank's rows
 }
 
 }  // namespace distributed

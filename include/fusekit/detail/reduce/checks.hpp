@@ -127,22 +127,6 @@ constexpr void check_reduce_accumulator() {
                 "fusekit::reduce: floating-point input reduces in float or double");
 }
 
-/// The atomic algorithms exist for operations with a CUDA atomic only: `plus`,
-/// and `minimum`/`maximum` on integers. Checked on every backend, so a call
-/// fails the same way on a laptop and on a GPU.
-template <class Op, class Acc>
-void check_reduce_algorithm(const char* function, reduce_algorithm algorithm) {
-  bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
-  constexpr bool has_atomic = atomic_op<Op, Acc>::exists;
-  FUSEKIT_EXPECTS(!atomic || has_atomic,
-                  std::string(function) + ": reduce_algorithm::" + to_string(algorithm) +
-                      " needs an atomic for op on the accumulator type; atomics exist for fusekit::plus, and for "
-                      "fusekit::minimum and fusekit::maximum on 32- and 64-bit integers. Use cub or deterministic");
-  FUSEKIT_EXPECTS(atomic || algorithm == reduce_algorithm::cub || algorithm == reduce_algorithm::deterministic,
-                  std::string(function) + ": algorithm is " + std::to_string(static_cast<int>(algorithm)) +
-                      ", not a reduce_algorithm");
-}
-
 template <class Acc, class Op, class... Ins>
 transform_source<Acc, Op, std::remove_cv_t<Ins>...> make_transform_source(const Op& op, ::cuda::std::span<Ins>... ins) {
   return {op, ::cuda::std::tuple<const std::remove_cv_t<Ins>*...>(ins.data()...)};

@@ -7,7 +7,7 @@
 ///
 /// * `naive_atomic`: one host atomic per element (cuda::atomic_ref), from every thread.
 /// * `block_atomic`: a partial per chunk of 2^15 values in the accumulator type, one atomic each.
-/// * `cub` — `cpu_parallel_sum`: chunks of 8 blocks of 4096 values, each block
+/// * `run_to_run` — `cpu_parallel_sum`: chunks of 8 blocks of 4096 values, each block
 ///   summed 8 lanes wide (SIMD) in double for floating accumulators (in
 ///   the 64-bit accumulator for integers); the block sums are added in double
 ///   and the chunks' totals in chunk order (so the bits depend on n alone), and the total is rounded to the
@@ -29,6 +29,7 @@
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
+#include <fusekit/detail/reduce/reduction.hpp>
 #include <fusekit/detail/reduce/cpu_exact_tiles.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/reduce/tree.hpp>
@@ -52,8 +53,8 @@ inline constexpr std::int64_t cpu_sum_block = 4096;
 
 /// How the CPU reductions are cut into chunks (the parallel sum's in blocks
 /// of cpu_sum_block, the tree's in tiles, the others' in values) and from how
-/// many values on helpers join (tuning.hpp, cpu_thread_tuning). A chunk's part is added in chunk order, so the `cub`
-/// and ordered-op results depend on n alone, not on the thread count.
+/// many values on helpers join (tuning.hpp, cpu_thread_tuning). A chunk's part is added in chunk order, so the
+/// `run_to_run` and ordered-op results depend on n alone, not on the thread count.
 inline constexpr cpu_loop cpu_sum_loop{cpu_thread_tuning::sum_grain_blocks, cpu_thread_tuning::sum_parallel_from};
 inline constexpr cpu_loop cpu_tree_loop{cpu_thread_tuning::tree_grain_tiles, cpu_thread_tuning::tree_parallel_from};
 inline constexpr cpu_loop cpu_values_loop{cpu_thread_tuning::values_grain, cpu_thread_tuning::values_parallel_from};
@@ -237,63 +238,54 @@ Acc cpu_block_atomic(const cpu& policy, const Src& src, std::int64_t n, const Op
   return result;
 }
 
-/// init ⊕ the n values of src, by the algorithm the name says (checked by the
+/// init ⊕ the n values of src, by the algorithm the tag names (checked by the
 /// caller: the atomic ones only for an op with an atomic): per-element atomics,
-/// per-thread partials with one atomic each, the parallel reduction (`cub`; for
-/// plus the double-carried sum), or the tree.
-template <class Acc, class Src, class Op>
-Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, reduce_algorithm algorithm, const Op& op, Acc init) {
+/// per-chunk partials with one atomic each, the parallel reduction
+/// (`run_to_run`; for plus the double-carried sum), or the tree. Only the
+/// named algorithm is compiled.
+template <class Acc, class Src, class Op, class A>
+Acc cpu_reduce(const cpu& policy, const Src& src, std::int64_t n, A, const Op& op, Acc init) {
   if (n == 0) { return init; }
-  if constexpr (atomic_op<Op, Acc>::exists) {
-    if (algorithm == reduce_algorithm::naive_atomic) { return cpu_naive_atomic(policy, src, n, op, init); }
-    if (algorithm == reduce_algorithm::block_atomic) { return cpu_block_atomic(policy, src, n, op, init); }
-  }
-  if (algorithm == reduce_algorithm::deterministic) { return op(init, cpu_tree_reduce<Acc>(policy, src, op, n)); }
-  if constexpr (std::is_same_v<Op, plus>) {
+  if constexpr (std::is_same_v<A, naive_atomic>) {
+    return cpu_naive_atomic(policy, src, n, op, init);
+  } else if constexpr (std::is_same_v<A, block_atomic>) {
+    return cpu_block_atomic(policy, src, n, op, init);
+  } else if constexpr (std::is_same_v<A, deterministic>) {
+    return op(init, cpu_tree_reduce<Acc>(policy, src, op, n));
+  } else if constexpr (std::is_same_v<A, run_to_run> && std::is_same_v<Op, plus>) {
     return op(init, cpu_parallel_sum<Acc>(policy, src, n));
-  } else {
+  } else if constexpr (std::is_same_v<A, run_to_run>) {
     return op(init, cpu_parallel_reduce<Acc>(policy, src, n, op));
+  } else {
+    return init;  // rejected_algorithm: check_reduction has thrown
   }
 }
 
-template <class T, class Acc>
-void run_reduce_sum(reduce_sum_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, reduce_algorithm algorithm) {
-  check_reduce("fusekit::reduce_sum", in, out);
-  check_reduce_algorithm<plus, Acc>("fusekit::reduce_sum", algorithm);
-  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                         static_cast<std::int64_t>(in.size()), algorithm, plus{}, Acc(0));
+/// The source as the CPU runs it: a caller's op behind no_throw (it runs on
+/// helper threads; an exception calls std::terminate, as reduce.hpp says).
+template <class Acc, class T>
+const array_source<Acc, T>& cpu_source(const array_source<Acc, T>& src) {
+  return src;
 }
 
-template <class Acc, class Op, class... Ins>
-void run_transform_reduce_sum(transform_reduce_sum_tag, const cpu& policy, Acc* out, reduce_algorithm algorithm,
-                              const Op& op, ::cuda::std::span<Ins>... ins) {
-  std::int64_t const n = check_transform_reduce("fusekit::transform_reduce_sum", out, ins...);
-  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce_sum", algorithm);
-  *out = cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
+template <class Acc, class F, class... Ins>
+auto cpu_source(const transform_source<Acc, F, Ins...>& src) {
+  using guarded = decltype(no_throw(src.op));
+  return transform_source<Acc, guarded, Ins...>{no_throw(src.op), src.ins};
 }
 
-template <class T, class Acc, class Op>
-void run_reduce(reduce_tag, const cpu& policy, ::cuda::std::span<T> in, Acc* out, const Op& op, Acc init,
-                reduce_algorithm algorithm) {
-  check_reduce_views("fusekit::reduce", in, out);
-  check_reduce_algorithm<Op, Acc>("fusekit::reduce", algorithm);
-  *out = cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()},
-                         static_cast<std::int64_t>(in.size()), algorithm, no_throw(op), init);
-}
-
-template <class T, class Acc>
-Acc run_sum(sum_tag, const cpu& policy, ::cuda::std::span<T> in, reduce_algorithm algorithm, accumulate_in<Acc>) {
-  std::int64_t const n = check_sum_inputs("fusekit::sum", reduce_input(in));
-  check_reduce_algorithm<plus, Acc>("fusekit::sum", algorithm);
-  return cpu_reduce<Acc>(policy, array_source<Acc, std::remove_cv_t<T>>{in.data()}, n, algorithm, plus{}, Acc(0));
-}
-
-template <class Acc, class Op, class... Ins>
-Acc run_transform_reduce(transform_reduce_tag, const cpu& policy, reduce_algorithm algorithm, accumulate_in<Acc>,
-                         const Op& op, ::cuda::std::span<Ins>... ins) {
-  std::int64_t const n = check_sum_inputs("fusekit::transform_reduce", transform_reduce_inputs(ins...));
-  check_reduce_algorithm<plus, Acc>("fusekit::transform_reduce", algorithm);
-  return cpu_reduce<Acc>(policy, make_transform_source<Acc>(no_throw(op), ins...), n, algorithm, plus{}, Acc(0));
+/// The CPU's reduction hook (detail/reduce/reduction.hpp): every public form
+/// of the sums and reductions on `fusekit::cpu` arrives here.
+template <class R, class A>
+auto run_reduce(reduce_tag, const cpu& policy, const R& r, A algorithm) {
+  std::int64_t const n = check_reduction(r, algorithm);
+  auto const result =
+      cpu_reduce<typename R::accumulator>(policy, cpu_source(r.src), n, algorithm, no_throw(r.op), r.init);
+  if constexpr (R::returns_value) {
+    return result;
+  } else {
+    *r.out = result;
+  }
 }
 
 }  // namespace reduce

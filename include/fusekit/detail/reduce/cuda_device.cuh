@@ -8,11 +8,11 @@
 
 #include <fusekit/detail/core/cuda_buffer.cuh>
 #include <fusekit/detail/core/cuda_launch.cuh>
-#include <fusekit/detail/host_data/cuda_pipeline.cuh>
 #include <fusekit/detail/reduce/kernels.cuh>
 #include <fusekit/detail/team/block_team.cuh>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
+#include <fusekit/detail/reduce/reduction.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/policy.hpp>
@@ -87,12 +87,16 @@ constexpr std::size_t tree_temp_bytes(std::int64_t n) {
   return align_up(static_cast<std::size_t>(m1) * sizeof(Acc)) + static_cast<std::size_t>(m2) * sizeof(Acc);
 }
 
-/// Temporary bytes `algorithm` needs for n values of `src` (without alignment slack).
-template <class Acc, class Src, class Op>
-std::size_t reduce_temp_bytes(const Src& src, const Op& op, std::int64_t n, reduce_algorithm algorithm) {
-  if (algorithm == reduce_algorithm::cub && n > 0) { return cub_temp_bytes<Acc>(src, op, n); }
-  if (algorithm == reduce_algorithm::deterministic) { return tree_temp_bytes<Acc>(n); }
-  return 0;
+/// Temporary bytes the algorithm A needs for n values of `src` (without alignment slack).
+template <class Acc, class Src, class Op, class A>
+std::size_t reduce_temp_bytes(const Src& src, const Op& op, std::int64_t n, A) {
+  if constexpr (std::is_same_v<A, run_to_run>) {
+    return n > 0 ? cub_temp_bytes<Acc>(src, op, n) : 0;
+  } else if constexpr (std::is_same_v<A, deterministic>) {
+    return tree_temp_bytes<Acc>(n);
+  } else {
+    return 0;
+  }
 }
 
 /// How `cuda_reduce` sizes its grids. This default asks the device: a kernel
@@ -155,52 +159,50 @@ struct first_pass_targets {
   bool tree_last;         ///< ... when the values are one tile
 };
 
-/// The first pass of `algorithm` over the n values of `src` on stream `s`:
-/// the one place the GPU switches on the algorithm. `cuda_reduce` runs it once
-/// over its input, the host-data pipeline once per chunk (cuda_anywhere.cuh);
-/// the tree's upper levels, or CUB's pass over the chunks, come after.
-template <class Acc, class Src, class Op, class Grids>
-void reduce_first_pass(const cuda& policy, cudaStream_t s, const Src& src, std::int64_t n, reduce_algorithm algorithm,
-                       const Op& op, Acc init, const first_pass_targets<Acc>& to, const Grids& grids) {
-  if constexpr (atomic_op<Op, Acc>::exists) {
-    if (algorithm == reduce_algorithm::naive_atomic) {
-      auto const kernel = naive_atomic_kernel<Acc, Src, Op>;
-      int const block = tuning_of(policy).elementwise.block_threads;
-      launch(kernel, grids.flat(kernel, n, block), block, 0, s, src, op, n, to.out);
-    } else if (algorithm == reduce_algorithm::block_atomic) {
-      auto const kernel = block_atomic_kernel<Acc, Src, Op>;
-      launch(kernel, grids.flat(kernel, n, block_atomic_threads), block_atomic_threads, 0, s, src, op, n, to.out);
-    }
-  }
-  if (algorithm == reduce_algorithm::cub) {
+/// The first pass of the algorithm A over the n values of `src` on stream `s`:
+/// the one place the GPU chooses between the algorithms, at compile time, so
+/// a call compiles the kernels of its own algorithm only. `cuda_reduce` runs
+/// it once over its input, the host-data pipeline once per chunk
+/// (cuda_anywhere.cuh); the tree's upper levels, or CUB's pass over the
+/// chunks, come after.
+template <class Acc, class Src, class Op, class A, class Grids>
+void reduce_first_pass(const cuda& policy, cudaStream_t s, const Src& src, std::int64_t n, A, const Op& op, Acc init,
+                       const first_pass_targets<Acc>& to, const Grids& grids) {
+  if constexpr (std::is_same_v<A, naive_atomic>) {
+    auto const kernel = naive_atomic_kernel<Acc, Src, Op>;
+    int const block = tuning_of(policy).elementwise.block_threads;
+    launch(kernel, grids.flat(kernel, n, block), block, 0, s, src, op, n, to.out);
+  } else if constexpr (std::is_same_v<A, block_atomic>) {
+    auto const kernel = block_atomic_kernel<Acc, Src, Op>;
+    launch(kernel, grids.flat(kernel, n, block_atomic_threads), block_atomic_threads, 0, s, src, op, n, to.out);
+  } else if constexpr (std::is_same_v<A, run_to_run>) {
     std::size_t bytes = to.cub_bytes;
     FUSEKIT_CUDA_TRY(
         cub::DeviceReduce::Reduce(to.cub_temp, bytes, cub_input(src), to.cub_out, n, cub_op<Acc>(op), to.cub_init, s));
-  } else if (algorithm == reduce_algorithm::deterministic) {
+  } else if constexpr (std::is_same_v<A, deterministic>) {
     auto const kernel = tree_level_kernel<Acc, Src, Op>;
     launch(kernel, grids.tree_level(kernel, n), tree_lanes, 0, s, src, op, n, to.tree_out, to.tree_last, init);
   }
 }
 
-/// *out = init ⊕ the n values of `src` with `algorithm` (checked by the
+/// *out = init ⊕ the n values of `src` with the algorithm A (checked by the
 /// caller), the atomic and tree kernels on the grids `grids` gives (device_grids).
-template <class Acc, class Src, class Op, class Grids = device_grids>
-void cuda_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, reduce_algorithm algorithm, const Op& op,
-                 Acc init, workspace_arena* arena = nullptr, const Grids& grids = {}) {
+template <class Acc, class Src, class Op, class A, class Grids = device_grids>
+void cuda_reduce(const cuda& policy, const Src& src, std::int64_t n, Acc* out, A algorithm, const Op& op, Acc init,
+                 workspace_arena* arena = nullptr, const Grids& grids = {}) {
   cudaStream_t const stream = policy.stream;
   std::size_t const temp_bytes = reduce_temp_bytes<Acc>(src, op, n, algorithm);
   stream_buffer<std::byte> const temp(policy, static_cast<std::int64_t>(temp_bytes), arena);
-  bool const atomic = algorithm == reduce_algorithm::naive_atomic || algorithm == reduce_algorithm::block_atomic;
-  if (n == 0 || atomic) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
+  if (n == 0 || is_atomic_algorithm_v<A>) { launch(store_kernel<Acc>, 1, 1, 0, stream, out, init); }
   if (n == 0) { return; }
   std::int64_t const tiles = tree_level_size(n);
-  bool const tree = algorithm == reduce_algorithm::deterministic;
+  constexpr bool tree = std::is_same_v<A, deterministic>;
   std::array<Acc*, 2> const buffers = tree_level_buffers<Acc>(tree ? temp.get() : nullptr, tiles);
   reduce_first_pass(
       policy, stream, src, n, algorithm, op, init,
       first_pass_targets<Acc>{out, out, init, temp.get(), temp_bytes, tiles == 1 ? out : buffers[0], tiles == 1},
       grids);
-  if (tree) { cuda_tree_upper_levels(buffers, tiles, op, out, init, stream, grids); }
+  if constexpr (tree) { cuda_tree_upper_levels(buffers, tiles, op, out, init, stream, grids); }
 }
 
 }  // namespace reduce

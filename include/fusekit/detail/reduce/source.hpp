@@ -11,6 +11,8 @@
 
 #include <cuda/std/tuple>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -87,6 +89,60 @@ struct transform_source {
     return convert<Acc>(op(::cuda::std::get<I>(ins)[i]...));
   }
 };
+
+/// The arrays a source reads, as bytes (`source_arrays`), their element sizes,
+/// and the same source over other arrays of those types (`source_over`): the
+/// host-data pipeline's device copies, or a shard that starts further on.
+template <class Acc, class T>
+std::array<const std::byte*, 1> source_arrays(const array_source<Acc, T>& src) {
+  return {reinterpret_cast<const std::byte*>(src.data)};
+}
+
+template <class Acc, class T>
+std::array<std::size_t, 1> source_element_bytes(const array_source<Acc, T>&) {
+  return {sizeof(T)};
+}
+
+template <class Acc, class T>
+array_source<Acc, T> source_over(const array_source<Acc, T>&, const std::array<const std::byte*, 1>& p) {
+  return {reinterpret_cast<const T*>(p[0])};
+}
+
+template <class Acc, class F, class... Ins>
+std::array<const std::byte*, sizeof...(Ins)> source_arrays(const transform_source<Acc, F, Ins...>& src) {
+  return ::cuda::std::apply(
+      [](const Ins*... p) {
+        return std::array<const std::byte*, sizeof...(Ins)>{reinterpret_cast<const std::byte*>(p)...};
+      },
+      src.ins);
+}
+
+template <class Acc, class F, class... Ins>
+std::array<std::size_t, sizeof...(Ins)> source_element_bytes(const transform_source<Acc, F, Ins...>&) {
+  return {sizeof(Ins)...};
+}
+
+template <class Acc, class F, class... Ins, std::size_t... I>
+transform_source<Acc, F, Ins...> source_over_at(const transform_source<Acc, F, Ins...>& src,
+                                                const std::array<const std::byte*, sizeof...(Ins)>& p,
+                                                std::index_sequence<I...>) {
+  return {src.op, ::cuda::std::tuple<const Ins*...>(reinterpret_cast<const Ins*>(p[I])...)};
+}
+
+template <class Acc, class F, class... Ins>
+transform_source<Acc, F, Ins...> source_over(const transform_source<Acc, F, Ins...>& src,
+                                             const std::array<const std::byte*, sizeof...(Ins)>& p) {
+  return source_over_at(src, p, std::index_sequence_for<Ins...>{});
+}
+
+/// The source from element k on.
+template <class Src>
+Src source_from(const Src& src, std::int64_t k) {
+  auto p = source_arrays(src);
+  auto const bytes = source_element_bytes(src);
+  for (std::size_t i = 0; i < p.size(); ++i) { p[i] += k * static_cast<std::int64_t>(bytes[i]); }
+  return source_over(src, p);
+}
 
 }  // namespace reduce
 }  // namespace detail

@@ -8,14 +8,14 @@
 /// *team*: the members that work on one output or one tile together. A team
 /// offers four things:
 ///
-/// | member             | meaning                                                        |
-/// |--------------------|----------------------------------------------------------------|
-/// | `for_each(n, f)`   | f(i) for every i < n; the calls are independent               |
-/// | `sum<R>(n, f)`     | Σ f(i) over i < n in R, in a fixed order; every member gets it |
+/// | member | meaning |
+/// |--------|---------|
+/// | `for_each(n, f)` | f(i) for every i < n; the calls are independent |
+/// | `sum<R>(n, f)` | Σ f(i) over i < n in R, in a fixed order; every member gets it |
 /// | `column_sums<R>(rows, lanes, out, value)` | out[l] = Σ_r value(r, l), r in order from R(0), for l < lanes |
-/// | `column_reduce<R>(lane, count, value, op)` | lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(R−1, l), row r only
-/// where l < count(r) | | `sync()`           | what a member wrote is seen by every member after this         | |
-/// `leader()`         | true for exactly one member                                    |
+/// | `column_reduce<R>(lane, count, value, op)` | lane[l] = value(0, l) ⊕ value(1, l) ⊕ ... ⊕ value(R−1, l), row r only where l < count(r) |
+/// | `sync()` | what a member wrote is seen by every member after this |
+/// | `leader()` | true for exactly one member |
 ///
 /// Each member takes the same indices in `for_each` and `sum`, so a value a
 /// member wrote in one is read by the same member in the next without `sync`.

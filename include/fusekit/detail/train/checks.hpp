@@ -8,6 +8,7 @@
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/checks.hpp>
+#include <fusekit/detail/reduce/reduction.hpp>
 #include <fusekit/error.hpp>
 #include <fusekit/reduce_types.hpp>
 #include <fusekit/train_types.hpp>
@@ -71,19 +72,21 @@ template <class T>
 first_non_finite<T> device_first_non_finite(const cuda& policy, ::cuda::std::span<const T> values);
 
 /// Counts the non-finite values of a view with the policy's own deterministic
-/// sum: its backend's one-pass transform_reduce, called directly, whose
-/// backend the caller has included; `locate` finds the first one.
+/// sum: its backend's reduction hook, called directly, whose backend the
+/// caller has included; `locate` finds the first one.
 template <class Policy>
 struct non_finite_counter {
   const Policy& policy;
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
-    return run_transform_reduce(transform_reduce_tag{}, policy, reduce_algorithm::deterministic,
-                                accumulate_in<std::int64_t>{}, count_non_finite{}, values);
+    return reduce_on(
+        policy,
+        transform_reduction<true>("fusekit::fit", count_non_finite{}, static_cast<std::int64_t*>(nullptr), values),
+        deterministic{});
   }
   template <class T>
   first_non_finite<T> locate(::cuda::std::span<const T> values) const {
-    if constexpr (std::is_same_v<Policy, cuda>) {
+    if constexpr (std::is_same_v<Policy, cuda> || std::is_same_v<Policy, cuda_staged>) {
       return device_first_non_finite(policy, values);
     } else {
       return cpu_first_non_finite(values.data(), values.size());
@@ -210,12 +213,12 @@ inline void check_options(const char* f, const gd_options& o, bool (*representab
                       ", not a gd_init (zeros, warm_start or uniform)");
 }
 
-/// Checks every argument of `fit` (and the memory of its extras: W and the
-/// intercepts written, apart from X, Y, the weights and each other); `count`
-/// counts a matrix's non-finite values.
-template <class T, class Count>
-void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count,
-               bool rows_may_be_empty = false, const fit_extras<T>& extras = {}) {
+/// Checks the shapes, the options and the memory of `fit`'s views (W and the
+/// intercepts written, apart from X, Y, the weights and each other): every
+/// check that reads no value.
+template <class T>
+void check_fit_arguments(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                         bool rows_may_be_empty = false, const fit_extras<T>& extras = {}) {
   check_train_type<T>();
   const char* const f = "fusekit::fit";
   FUSEKIT_EXPECTS((X.extent(0) > 0 || rows_may_be_empty) && X.extent(1) > 0,
@@ -232,11 +235,26 @@ void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_optio
   expect_apart(
       f, {describe_matrix(f, "W", W), describe_values("intercept", extras.intercept)},
       {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_values("sample_weight", extras.sample_weight)});
+}
+
+/// Checks that X, Y and a warm start W are finite; `count` counts a matrix's
+/// non-finite values.
+template <class T, class Count>
+void check_fit_values(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count) {
+  const char* const f = "fusekit::fit";
   expect_finite(f, "X", X, count);
   expect_finite(f, "Y", Y, count);
   if (o.init == gd_init::warm_start) {
     expect_finite(f, "W", matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), count, ", the warm start,");
   }
+}
+
+/// Checks every argument of `fit`: check_fit_arguments, then check_fit_values.
+template <class T, class Count>
+void check_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o, const Count& count,
+               bool rows_may_be_empty = false, const fit_extras<T>& extras = {}) {
+  check_fit_arguments(X, Y, W, o, rows_may_be_empty, extras);
+  check_fit_values(X, Y, W, o, count);
 }
 
 /// Checks every argument of `predict`, and `intercept` (N values or none)

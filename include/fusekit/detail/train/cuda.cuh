@@ -29,16 +29,9 @@
 ///
 /// `fit` returns a host report, so it synchronizes the policy's stream.
 ///
-/// Host-resident data (detail/host_data/cuda_pipeline.cuh). With the Gram formulation, `fit`
-/// streams X and Y through the GPU in chunks of rows and accumulates A = XᵀX
-/// and B = YᵀX chunk by chunk (one GEMM each, β = 1 after the first), so K can
-/// exceed the GPU's memory; the iterations then run on the L × L system on the
-/// device. The chunks depend on K, L, N and the tuning only, so the result has
-/// the same bits from run to run; it differs from the one-shot GEMM by the
-/// order of the additions, within |ΔA_ij| ≤ 2 K u Σ_k |x_ki x_kj| (u: the unit
-/// roundoff of T). The direct formulation reads X at every step: on host data
-/// it copies X and Y to the device once. W in host memory is copied in and
-/// back. `predict` streams X and Ŷ by rows.
+/// Device memory only (one pointer query each for X, Y and W, and for
+/// predict's X, W and Ŷ); `fusekit::cuda_staged` takes host memory
+/// (detail/train/cuda_staged.cuh).
 
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/reduce/cuda.cuh>
@@ -99,8 +92,7 @@ struct arena_non_finite_counter {
         policy,
         [&](std::int64_t* out) {
           cuda_reduce(policy, make_transform_source<std::int64_t>(count_non_finite{}, values),
-                      static_cast<std::int64_t>(values.size()), out, reduce_algorithm::deterministic, plus{},
-                      std::int64_t{0}, arena);
+                      static_cast<std::int64_t>(values.size()), out, deterministic{}, plus{}, std::int64_t{0}, arena);
         },
         arena);
     arena->release(mark);
@@ -139,7 +131,8 @@ template <class T, class System, class Path>
 fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                             workspace_arena* from, const System& system, const Path& path);
 
-/// `fit` over device memory, with an optional workspace, on the path `path` chooses.
+/// `fit` over device memory (checked: one pointer query each for X, Y and W),
+/// with an optional workspace, on the path `path` chooses.
 template <class T, class Path = automatic_path>
 fit_report cuda_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                     ::cuda::std::span<std::byte> workspace = {}, const Path& path = {}) {
@@ -156,9 +149,15 @@ fit_report cuda_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, ma
                                                     " (ask fit_workspace_bytes)");
     expect_apart(f, {describe("workspace", workspace), describe_matrix(f, "W", W)},
                  {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y)});
-    check_fit(X, Y, W, o, arena_non_finite_counter{policy, &arena});
+  }
+  check_fit_arguments(X, Y, W, o);
+  expect_device_memory(f, "X", X.data_handle());
+  expect_device_memory(f, "Y", Y.data_handle());
+  expect_device_memory(f, "W", W.data_handle());
+  if (from != nullptr) {
+    check_fit_values(X, Y, W, o, arena_non_finite_counter{policy, &arena});
   } else {
-    check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
+    check_fit_values(X, Y, W, o, non_finite_counter<cuda>{policy});
   }
   return cuda_fit_checked(policy, X, Y, W, o, from, device_system<T>{X, Y, policy.stream}, path);
 }
@@ -238,64 +237,23 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   return report;
 }
 
-/// `fit` with X, Y and W anywhere (see the file comment for host memory).
-template <class T>
-fit_report cuda_fit_anywhere(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                             const gd_options& o) {
-  // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
-  check_fit(X, Y, W, o, non_finite_counter<cuda>{policy});
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  on_device<T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
-  matrix<T> const Wd(w.data, N, L);
-  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
-  fit_report const report = route_by_memory(
-      std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
-      std::array<memory_space, 0>{},
-      [&] {
-        return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
-      },
-      [&] {
-        if (gram) {  // X and Y stream through the pipeline into A and B (and a refinement's B)
-          return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, streamed_system<T>{policy, X, Y}, automatic_path{});
-        }
-        // direct: X and Y on the device once
-        on_device<const T> const x(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
-        on_device<const T> const y(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
-        matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
-        return cuda_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
-                                automatic_path{});
-      });
-  w.write_back(true);  // cuda_fit_checked has synchronized: only a copy back to host memory waits again
-  return report;
-}
-
 template <class T>
 fit_report run_fit(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
                    const gd_options& o) {
-  return cuda_fit_anywhere(policy, X, Y, W, o);
+  return cuda_fit(policy, X, Y, W, o);
 }
 
 template <class T>
 void run_predict(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  const char* const f = "fusekit::predict";
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
-  int const block = tuning_of(policy).elementwise.block_threads;
-  on_device<const T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
-  pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
-  auto const predict_rows = [&](cudaStream_t s, const T* x_rows, T* y_rows, std::int64_t rows) {
-    launch_predict(s, block, x_rows, w.data, y_rows, rows, L, N);
-  };
-  route_by_memory(
-      std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},
-      [&] { predict_rows(policy.stream, X.data_handle(), Y_hat.data_handle(), K); },
-      [&] {
-        run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
-                     [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
-                         const std::array<const std::byte*, 1>& in, std::byte* out) {
-                       predict_rows(s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<T*>(out), rows);
-                     });
-      });
+  expect_device_memory(f, "X", X.data_handle());
+  expect_device_memory(f, "W", W.data_handle());
+  expect_device_memory(f, "Y_hat", Y_hat.data_handle());
+  launch_predict(policy.stream, tuning_of(policy).elementwise.block_threads, X.data_handle(), W.data_handle(),
+                 Y_hat.data_handle(), K, L, N);
 }
 
 }  // namespace train

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// `fit` and `predict` on `fusekit::cuda_staged` (staged: X, Y and W anywhere). With
+/// the Gram formulation, `fit` streams X and Y through the GPU in chunks of
+/// rows and accumulates A = XᵀX and B = YᵀX chunk by chunk (one GEMM each,
+/// β = 1 after the first), so K can exceed the GPU's memory; the iterations
+/// then run on the L × L system on the device. The chunks depend on K, L, N
+/// and the tuning only, so the result has the same bits from run to run; it
+/// differs from the one-shot GEMM by the order of the additions, within
+/// |ΔA_ij| ≤ 2 K u Σ_k |x_ki x_kj| (u: the unit roundoff of T). The direct
+/// formulation reads X at every step: on host data it copies X and Y to the
+/// device once. W in host memory is copied in and back. `predict` streams X
+/// and Ŷ by rows. With every view in device memory each call is
+/// `fusekit::cuda`'s.
+
+#include <fusekit/detail/train/cuda.cuh>
+#include <fusekit/detail/train/cuda_system.cuh>
+#include <fusekit/detail/host_data/cuda_pipeline.cuh>
+#include <fusekit/detail/host_data/router.hpp>
+#include <fusekit/policy.hpp>
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace fusekit {
+namespace detail {
+
+// This file is fusekit::cuda_staged's backend of these algorithms (see detail/core/dispatch.hpp).
+template <>
+struct backend_available<fit_tag, cuda_staged> : std::true_type {};
+template <>
+struct backend_available<predict_tag, cuda_staged> : std::true_type {};
+
+inline namespace train {
+
+/// A and B as `gram_matrices` makes them, for X and Y anywhere: the rows go
+/// through the host-data pipeline and each chunk adds its GEMMs to A and B.
+template <class T>
+void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
+                            T* A, T* B) {
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
+  cublasHandle_t const h = cublas.on(policy.stream);
+  run_pipeline(policy, K, 1, rows, pipeline_view{},
+               [&](cudaStream_t, std::int64_t chunk, std::int64_t, std::int64_t count,
+                   const std::array<const std::byte*, 2>& in, std::byte*) {
+                 auto const x = reinterpret_cast<const T*>(in[0]);
+                 auto const y = reinterpret_cast<const T*>(in[1]);
+                 T const beta = chunk == 0 ? T(0) : T(1);
+                 gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, L, count, T(1), x, L, x, L, beta, A, L);
+                 if (B != nullptr) { gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, count, T(1), x, L, y, N, beta, B, L); }
+               });
+}
+
+/// The system of a fit over X and Y anywhere: the rows go through the
+/// host-data pipeline, and each chunk adds its GEMMs (its own scratch of a
+/// chunk's rows of R, taken here: the pipeline runs chunks in stream order).
+template <class T>
+struct streamed_system {
+  const cuda& policy;
+  matrix<const T> X, Y;
+  [[nodiscard]] std::int64_t residual_scratch() const { return 0; }
+  void gram(const cublas_context& cublas, T* A, T* B) const { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); }
+  void residual(const cublas_context& cublas, const T* W, T*, T* B) const {
+    std::int64_t const L = X.extent(1), N = Y.extent(1);
+    std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
+    stream_buffer<T> const scratch(policy, pipeline_chunk_for(policy, widest_element(rows, pipeline_view{}), 1) * N);
+    cublasHandle_t const h = cublas.on(policy.stream);
+    run_pipeline(policy, X.extent(0), 1, rows, pipeline_view{},
+                 [&](cudaStream_t s, std::int64_t chunk, std::int64_t, std::int64_t count,
+                     const std::array<const std::byte*, 2>& in, std::byte*) {
+                   residual_rhs<T>(h, s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<const T*>(in[1]), count, L,
+                                   N, W, scratch.get(), chunk == 0 ? T(0) : T(1), B);
+                 });
+  }
+};
+
+/// `fit` with X, Y and W anywhere (see the file comment for host memory).
+template <class T>
+fit_report cuda_fit_anywhere(const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                             const gd_options& o) {
+  // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
+  check_fit(X, Y, W, o, non_finite_counter<cuda_staged>{policy});
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+  on_device<T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
+  matrix<T> const Wd(w.data, N, L);
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  fit_report const report = route_by_memory(
+      std::array<pipeline_view, 2>{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)},
+      std::array<memory_space, 0>{},
+      [&] {
+        return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
+      },
+      [&] {
+        if (gram) {  // X and Y stream through the pipeline into A and B (and a refinement's B)
+          return cuda_fit_checked(policy, X, Y, Wd, o, nullptr, streamed_system<T>{policy, X, Y}, automatic_path{});
+        }
+        // direct: X and Y on the device once
+        on_device<const T> const x(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
+        on_device<const T> const y(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
+        matrix<const T> const Xd(x.data, K, L), Yd(y.data, K, N);
+        return cuda_fit_checked(policy, Xd, Yd, Wd, o, nullptr, device_system<T>{Xd, Yd, policy.stream},
+                                automatic_path{});
+      });
+  w.write_back(true);  // cuda_fit_checked has synchronized: only a copy back to host memory waits again
+  return report;
+}
+
+template <class T>
+fit_report run_fit(fit_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                   const gd_options& o) {
+  return cuda_fit_anywhere(policy, X, Y, W, o);
+}
+
+template <class T>
+void run_predict(predict_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  check_predict(X, W, Y_hat);
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
+  if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
+  int const block = tuning_of(policy).elementwise.block_threads;
+  on_device<const T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
+  pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
+  auto const predict_rows = [&](cudaStream_t s, const T* x_rows, T* y_rows, std::int64_t rows) {
+    launch_predict(s, block, x_rows, w.data, y_rows, rows, L, N);
+  };
+  route_by_memory(
+      std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},
+      [&] { predict_rows(policy.stream, X.data_handle(), Y_hat.data_handle(), K); },
+      [&] {
+        run_pipeline(policy, K, 1, std::array<pipeline_view, 1>{x}, y,
+                     [&](cudaStream_t s, std::int64_t, std::int64_t, std::int64_t rows,
+                         const std::array<const std::byte*, 1>& in, std::byte* out) {
+                       predict_rows(s, reinterpret_cast<const T*>(in[0]), reinterpret_cast<T*>(out), rows);
+                     });
+      });
+}
+
+}  // namespace train
+}  // namespace detail
+}  // namespace fusekit
