@@ -184,10 +184,9 @@ fusekit::reduce_algorithm algorithm_of(const std::string& name) {
   if (name == "run_to_run" || name == "cub") { return fusekit::reduce_algorithm::run_to_run; }
   if (name == "block_atomic") { return fusekit::reduce_algorithm::block_atomic; }
   if (name == "naive_atomic") { return fusekit::reduce_algorithm::naive_atomic; }
-  throw std::invalid_argument(
-      "algorithm is '" + name +
-      "'; it must be 'deterministic', 'run_to_run' (or its earlier name 'cub'), 'block_atomic' or "
-      "'naive_atomic'");
+  throw std::invalid_argument("algorithm is '" + name +
+                              "'; it must be 'deterministic', 'cub' (C++'s run_to_run; 'run_to_run' is taken too), "
+                              "'block_atomic' or 'naive_atomic'");
 }
 
 /// The initial value of a reduction in the accumulator's kind; None gives

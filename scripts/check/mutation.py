@@ -8,7 +8,7 @@ memory router, the reductions' ops (NaN, signed zeros, identities, the vector mi
 loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names and tanh under
 -ffast-math. Not run in CI (tens of minutes on 2 cores):
 
-    scripts/check/mutation.py [--set planted|contract|false_success|all] [--jobs N] [--only ID,...] [--keep DIR]
+    scripts/check/mutation.py [--set planted|contract|false_success|dispatch|all] [--jobs N] [--only ID,...] [--keep DIR]
     scripts/check/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
 
 Prints one line per mutant and the score (killed / planted)."""
@@ -286,7 +286,7 @@ MUTANTS = [
     ("mpi-highest-failing-rank", "detail/distributed/agreement.hpp",
      "    if (theirs[0] == 0) { continue; }", "    if (theirs[0] == 0 || r + 1 < ranks) { continue; }", ["agreement", "mpi"]),
     # the trainer on every kind of data (ridge, intercept, weights, Cholesky, best iterate, extreme units)
-    ("best-iterate-never-restored", "detail/train/cpu_iterations.hpp",
+    ("best-iterate-never-restored", "detail/train/cpu_best_iterate.hpp",
      "if (pick >= 0 && pick != 1) { std::copy(choice[pick], choice[pick] + L, w); }", "(void)pick;", ["kinds"]),
     ("ridge-rows-left-out", "detail/train/cpu_prepare.hpp",
      "std::int64_t const extra = has_ridge(o) && ridge_rows ? L : 0;", "std::int64_t const extra = 0;", ["kinds"]),
@@ -402,7 +402,7 @@ FALSE_SUCCESS_MUTANTS = [
      "  int t = b.exponent;", CPU_TRAINER),
     ("zero-design-needs-a-rate", "detail/train/cpu.hpp",
      "    if (d.zero_design && !o.learning_rate) { fit_options.learning_rate = 1.0; }", "", CPU_TRAINER),
-    ("refinement-not-the-last-word", "detail/train/cpu_iterations.hpp",
+    ("refinement-not-the-last-word", "detail/train/cpu_best_iterate.hpp",
      "is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[4]), L) > r2[1] + r2[2] + r2[3]);",
      "true;", CPU_TRAINER),
     ("outputs-may-overlap-each-other", "detail/core/checks.hpp",
@@ -440,6 +440,40 @@ FALSE_SUCCESS_MUTANTS = [
     ("cpu-threads-one-per-processor", "detail/core/cpu_parallel.hpp",
      "static int const most = cpu_thread_limit_per_processor * cpu_processors();",
      "static int const most = cpu_processors();", ["pool"]),
+]
+
+# The fourth set: the one reduction hook and its algorithm tags
+# (detail/reduce/reduction.hpp), the staged policy's rules, and fusekit::nccl's
+# reduction over the ranks (agreement.hpp, shards_in_rank_order): each breaks
+# what reduce.hpp, reduce_types.hpp or docs/architecture.md promise.
+# `--set dispatch`.
+DISPATCH_MUTANTS = [
+    ("run-time-value-runs-another-algorithm", "detail/reduce/reduction.hpp",
+     "    case reduce_algorithm::run_to_run:\n      return f(run_to_run{});",
+     "    case reduce_algorithm::run_to_run:\n      return f(deterministic{});", ["reduce_cpu"]),
+    ("out-not-checked", "detail/reduce/reduction.hpp",
+     "check_sum_inputs(r.function, r.views) : check_sum_views(r.function, r.out, r.views);",
+     "check_sum_inputs(r.function, r.views) : check_sum_inputs(r.function, r.views);",
+     ["reduce_cpu", "advreduce"]),
+    ("atomic-without-an-atomic-says-nothing-of-it", "detail/reduce/reduction.hpp",
+     "    FUSEKIT_EXPECTS(!atomic, std::string(r.function)", "    FUSEKIT_EXPECTS(true, std::string(r.function)",
+     ["reduce_op"]),
+    ("shard-starts-from-init", "detail/distributed/agreement.hpp",
+     "mine = reduce_from(src, size, atomic_op<Op, Acc>::identity());", "mine = reduce_from(src, size, init);",
+     ["agreement"]),
+    ("shard-counts-its-first-value-twice", "detail/distributed/agreement.hpp",
+     "mine = reduce_from(source_from(src, 1), size - 1, first(src));", "mine = reduce_from(src, size, first(src));",
+     ["agreement"]),
+    ("source-from-the-wrong-element", "detail/reduce/source.hpp",
+     "p[i] += k * static_cast<std::int64_t>(bytes[i]);", "p[i] += (k + 1) * static_cast<std::int64_t>(bytes[i]);",
+     ["agreement"]),
+    ("ranks-need-not-agree-on-init", "detail/distributed/agreement.hpp",
+     '  key.add("combining op", type_code<typename R::op_type>()).add("init", r.init);',
+     '  key.add("combining op", type_code<typename R::op_type>());', ["mpi"]),
+    ("run-to-run-sum-not-carried-in-double", "detail/reduce/cpu.hpp",
+     "  } else if constexpr (std::is_same_v<A, run_to_run> && std::is_same_v<Op, plus>) {",
+     "  } else if constexpr (std::is_same_v<A, run_to_run> && std::is_same_v<Op, plus> && false) {",
+     ["reduce_cpu", "property"]),
 ]
 
 
@@ -512,13 +546,14 @@ def main():
     a.add_argument("--only", default="")
     a.add_argument("--keep", default=None)
     a.add_argument("--check", action="store_true")
-    a.add_argument("--set", choices=["planted", "contract", "false_success", "all"], default="planted",
+    a.add_argument("--set", choices=["planted", "contract", "false_success", "dispatch", "all"], default="planted",
                    help="planted: the first set; contract: the second, from the headers' contract; "
-                        "false_success: the third, what a success status and the aliasing rule promise")
+                        "false_success: the third, what a success status and the aliasing rule promise; "
+                        "dispatch: the fourth, the reduction hook, its tags and the ranks' fold")
     args = a.parse_args()
-    every = MUTANTS + CONTRACT_MUTANTS + FALSE_SUCCESS_MUTANTS
+    every = MUTANTS + CONTRACT_MUTANTS + FALSE_SUCCESS_MUTANTS + DISPATCH_MUTANTS
     mutants = {"planted": MUTANTS, "contract": CONTRACT_MUTANTS, "false_success": FALSE_SUCCESS_MUTANTS,
-               "all": every}[args.set]
+               "dispatch": DISPATCH_MUTANTS, "all": every}[args.set]
     if args.check:  # the texts follow their code when it moves: nothing built
         stale = 0
         for mid, path, old, _, _ in every:

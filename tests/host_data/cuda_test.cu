@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <random>
 #include <vector>
@@ -232,6 +233,41 @@ TEST(HostData, WorkspaceCallsRefuseHostMemory) {
   EXPECT_THROW(fusekit::reduce_sum(fusekit::cuda_staged{}, ::cuda::std::span<const float>(x), out.data(),
                                    fusekit::reduce_algorithm::deterministic, ws.view()),
                fusekit::invalid_argument);
+}
+
+// fusekit::cuda reads device memory only: a host view is rejected before
+// anything runs, and the message names the policy that stages it (one
+// pointer query per view). The same calls on fusekit::cuda_staged succeed.
+template <class Call>
+void expect_staging_named(const Call& call, const char* what) {
+  try {
+    call();
+    ADD_FAILURE() << what << ": host memory accepted by fusekit::cuda";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fusekit::cuda_staged"), std::string::npos) << what << ": " << e.what();
+  }
+}
+
+TEST(HostData, TheDevicePolicyNamesTheStagedOneForHostMemory) {
+  FUSEKIT_REQUIRE_DEVICE();
+  std::vector<float> x(1000, 0.5f), y(1000);
+  device_buffer<float> dx(x), dy(1000), dsum(1);
+  ::cuda::std::span<const float> const hx(x);
+  expect_staging_named([&] { (void)fusekit::sum(fusekit::cuda{}, hx); }, "sum of host memory");
+  expect_staging_named([&] { fusekit::reduce_sum(fusekit::cuda{}, dx.cview(), &y[0]); }, "a result in host memory");
+  expect_staging_named([&] { fusekit::transform(fusekit::cuda{}, dy.view(), fusekit::tanh_activate{}, hx); },
+                       "transform of host memory");
+  expect_staging_named(
+      [&] { fusekit::transform(fusekit::cuda{}, ::cuda::std::span<float>(y), fusekit::tanh_activate{}, dx.cview()); },
+      "transform into host memory");
+  std::vector<double> X(40, 1.0), Y(20, 1.0), W(2, 0.0);
+  expect_staging_named(
+      [&] {
+        (void)fusekit::fit(fusekit::cuda{}, fusekit::matrix<const double>(X.data(), 20, 2),
+                           fusekit::matrix<const double>(Y.data(), 20, 1), fusekit::matrix<double>(W.data(), 1, 2));
+      },
+      "fit on host memory");
+  EXPECT_EQ(fusekit::sum(fusekit::cuda_staged{}, hx), fusekit::sum(fusekit::cuda{}, dx.cview()));
 }
 
 // A pinned resource of the caller's: every staging buffer comes from it, and goes back.

@@ -21,6 +21,9 @@
 
 namespace {
 
+// A thread block is a team (detail/team/team.hpp): every member of the contract.
+static_assert(fusekit::detail::is_team_v<fusekit::detail::block_team>);
+
 using ::cuda::std::span;
 using fusekit::reduce_algorithm;
 using fusekit::test::device_buffer;

@@ -126,6 +126,40 @@ void expect_tiles_keep_their_bits(const Op& op, const char* what) {
   }
 }
 
+// The team contract (detail/team/team.hpp) holds every team to every member:
+// the CPU's, the tests' threads, and (in the .cu builds) block_team; a type
+// that misses one member, or takes it with other arguments, is no team.
+struct team_without_combine_pairs {
+  template <class F>
+  void for_each(std::int64_t, const F&) const {}
+  template <class R, class F>
+  R sum(std::int64_t, const F&) const {
+    return R(0);
+  }
+  template <class R, class Value>
+  void column_sums(std::int64_t, std::int64_t, R*, const Value&) const {}
+  template <int Rows, class Acc, class Count, class Value, class Op, class Access>
+  void column_reduce(Acc*, const Count&, const Value&, const Op&, const Access&) const {}
+  void sync() const {}
+  bool leader() const { return true; }
+};
+struct team_with_it : team_without_combine_pairs {
+  template <class Acc, class Op>
+  void combine_pairs(Acc*, std::int64_t, std::int64_t, const Op&) const {}
+};
+struct team_whose_sum_takes_an_int : team_with_it {
+  template <class R>
+  R sum(int, int) const {
+    return R(0);
+  }
+};
+static_assert(fusekit::detail::is_team_v<fusekit::detail::serial_team>);
+static_assert(fusekit::detail::is_team_v<fusekit::test::threaded_team>);
+static_assert(fusekit::detail::is_team_v<team_with_it>);
+static_assert(!fusekit::detail::is_team_v<team_without_combine_pairs>);
+static_assert(!fusekit::detail::is_team_v<team_whose_sum_takes_an_int>);
+static_assert(!fusekit::detail::is_team_v<int>);
+
 TEST(ThreadedTeam, TreeTileHasTheSerialBitsForAnyMemberCount) {
   expect_tiles_keep_their_bits<float>(fusekit::plus{}, "float plus");
   expect_tiles_keep_their_bits<double>(fusekit::plus{}, "double plus");

@@ -23,6 +23,7 @@
 /// never changes the order.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/core/grid_size.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/detail/base/rounding.hpp>
@@ -69,6 +70,7 @@ FUSEKIT_HD constexpr int tree_levels(std::int64_t n) {
 template <class Acc, class Team, class Src, class Op>
 FUSEKIT_HD FUSEKIT_FORCEINLINE Acc tree_tile_reduce(const Team& team, Acc* lane, const Src& src, const Op& op,
                                                     std::int64_t tile, std::int64_t n) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   std::int64_t const base = tile * tree_tile;
   auto const value = [&](int row, std::int64_t l) { return src(base + std::int64_t{row} * tree_lanes + l); };
   tile_access<Src> const access{src, base, n};

@@ -34,6 +34,7 @@
 /// tolerance too; else CG restarts from it.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/descent.hpp>
 
 #include <cstdint>
@@ -57,6 +58,7 @@ struct diagonal_only {
 template <class T, class Team, class S, class Full = diagonal_only>
 FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
                              const T* w, const T* r, T* d, const S& scaling, const Full& full = {}, T* z = nullptr) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   bool const true_residual = !s.started;  // r = b − A w itself, not the recurrence's
   T const r2 = team.template sum<T>(L, [&](std::int64_t i) { return r[i] * r[i]; });
   auto const scaled2 = [&]() {
@@ -106,6 +108,7 @@ template <class T, class Team, class Applied, class Rhs, class S, class Full = d
 FUSEKIT_HD bool cg_step(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L, T* w, T* r,
                         T* d, const Applied& applied, const Rhs& rhs, const S& scaling, const Full& full = {},
                         T* z = nullptr) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   if (!s.started) {
     team.for_each(L, [&](std::int64_t i) { r[i] = rhs(i) - applied(i); });
   } else {
@@ -139,6 +142,7 @@ struct no_processes {
 template <class T, class Team, class Q, class Y, class Rho, class Sum = no_processes>
 FUSEKIT_HD void cgls_rows(const Team& team, descent_state<T>& s, std::int64_t K, std::int64_t L, T* w, const T* d,
                           const Q& q, const Y& y, const Rho& rho, const Sum& sum = Sum{}) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   if (!s.started) {
     team.for_each(K, [&](std::int64_t k) { rho(k) = y(k) - q(k); });
   } else {

@@ -9,9 +9,16 @@
 /// direction of conjugate gradients (detail/train/conjugate_gradient.hpp), whose
 /// direct form, CGLS, keeps its residual of the rows here.
 
+#include <fusekit/detail/core/dispatch.hpp>
+#include <fusekit/detail/train/checks.hpp>
+#include <fusekit/detail/train/cpu_best_iterate.hpp>
+#include <fusekit/detail/train/cpu_iterations.hpp>
 #include <fusekit/detail/train/cpu_prepare.hpp>
-#include <fusekit/detail/train/cpu_refinement.hpp>  // and with it the iterations, the system, the steps, the checks
+#include <fusekit/detail/train/cpu_refinement.hpp>
+#include <fusekit/detail/train/cpu_system.hpp>
 #include <fusekit/detail/train/predict.hpp>
+#include <fusekit/policy.hpp>
+#include <fusekit/train_types.hpp>
 
 #include <cmath>
 #include <cstdint>

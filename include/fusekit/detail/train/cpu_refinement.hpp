@@ -7,6 +7,7 @@
 /// Across processes each holds its rows of R; RᵀX is summed over them like B.
 
 #include <fusekit/detail/train/cpu_iterations.hpp>
+#include <fusekit/detail/train/cpu_system.hpp>
 #include <fusekit/detail/train/refinement.hpp>
 
 #include <cstdint>

@@ -34,6 +34,7 @@
 
 #include <fusekit/detail/train/descent_state.hpp>
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/random.hpp>
 #include <fusekit/train_types.hpp>
@@ -57,6 +58,7 @@ FUSEKIT_HD constexpr double unit_roundoff() {
 template <class T, class Team, class S>
 FUSEKIT_HD bool at_rounding_floor(const Team& team, const descent_params<T>& p, const descent_state<T>& s,
                                   std::int64_t L, const T* w, T gd2, const S& scaling, double factor = 1.0) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   double const v2 = team.template sum<double>(L, [&](std::int64_t i) {
     double const v = static_cast<double>(w[i]);
     return static_cast<double>(scaling.d(i)) * v * v;
@@ -71,6 +73,7 @@ FUSEKIT_HD bool at_rounding_floor(const Team& team, const descent_params<T>& p, 
 template <class T, class Team, class Scaled2, class S>
 FUSEKIT_HD stop_verdict early_stop(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L,
                                    const T* w, T g2, const Scaled2& scaled2, const S& scaling, std::int64_t it) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   monitor_verdict const v = s.monitor.check(g2, it);
   if (v == monitor_verdict::go_on && g2 == s.monitor.best && !s.reached_floor) {
     s.reached_floor = at_rounding_floor(team, p, s, L, w, scaled2(), scaling);  // a new best: at the floor yet?
@@ -126,6 +129,7 @@ FUSEKIT_HD stop_verdict late_stop(const descent_params<T>& p, descent_state<T>& 
 template <class T, class Team>
 FUSEKIT_HD void finish_if_stopped(const Team& team, descent_state<T>& s, std::int64_t L, const T* w,
                                   stop_verdict stop) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   if (!stop.stops) { return; }
   s.running = false;
   s.report.status = stop.status;
@@ -149,6 +153,7 @@ FUSEKIT_HD inline T initial_weight(gd_init init, std::uint64_t seed, std::int64_
 template <class T, class Team>
 FUSEKIT_HD void descent_begin(const Team& team, const descent_params<T>& p, std::int64_t n, std::int64_t L, T* w,
                               T* previous, T* point) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   team.for_each(L, [&](std::int64_t i) {
     T const v = initial_weight<T>(p.init, p.seed, n, i, L, w[i]);
     w[i] = v;
@@ -162,12 +167,14 @@ FUSEKIT_HD void descent_begin(const Team& team, const descent_params<T>& p, std:
 /// serves as its column j).
 template <class T, class Team>
 FUSEKIT_HD void gram_product(const Team& team, const T* A, std::int64_t L, const T* x, T* out) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   team.template column_sums<T>(L, L, out, [&](std::int64_t j, std::int64_t i) { return A[j * L + i] * x[j]; });
 }
 
 /// The Gram formulation's gradient: g = A·point − b.
 template <class T, class Team>
 FUSEKIT_HD void gram_gradient(const Team& team, const T* A, const T* b, std::int64_t L, const T* point, T* g) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   gram_product(team, A, L, point, g);
   team.for_each(L, [&](std::int64_t i) { g[i] = g[i] - b[i]; });
 }
@@ -179,6 +186,7 @@ FUSEKIT_HD void gram_gradient(const Team& team, const T* A, const T* b, std::int
 template <class T, class Team, class Grad, class S>
 FUSEKIT_HD bool descent_step(const Team& team, const descent_params<T>& p, descent_state<T>& s, std::int64_t L, T* w,
                              T* previous, T* point, const Grad& grad, const S& scaling) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   T const g2 = team.template sum<T>(L, [&](std::int64_t i) {
     T const g = grad(i);
     return g * g;

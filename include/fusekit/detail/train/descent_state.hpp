@@ -7,6 +7,7 @@
 /// the stopping rules (from A or from X), and one output's state between steps.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/base/numeric.hpp>
 #include <fusekit/detail/core/random.hpp>
 #include <fusekit/train_types.hpp>
@@ -201,6 +202,7 @@ struct descent_state {
 /// ‖b‖_D², ‖D^-½ A D^-½‖_F and β = ‖b‖_D, in double.
 template <class Team, class A, class B, class S>
 FUSEKIT_HD output_terms gram_terms(const Team& team, std::int64_t L, const A& a, const B& b, const S& scaling) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   output_terms t;
   t.rhs_norm2 = team.template sum<double>(L, [&](std::int64_t i) {
     double const v = static_cast<double>(b(i));
@@ -219,6 +221,7 @@ FUSEKIT_HD output_terms gram_terms(const Team& team, std::int64_t L, const A& a,
 /// (y2 = ‖y_n‖²).
 template <class Team, class B, class S>
 FUSEKIT_HD output_terms direct_terms(const Team& team, std::int64_t L, const B& b, const S& scaling, double y2) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   output_terms t;
   t.rhs_norm2 = team.template sum<double>(L, [&](std::int64_t i) {
     double const v = static_cast<double>(b(i));

@@ -35,6 +35,7 @@ constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
 template <class T, class Team>
 FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A, const T* B, T* W, std::int64_t L,
                                    const descent_params<T>& p, output_report* reports, T* shared) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   T* const a = shared;
   T* const b = a + L * L;
   T* const w = b + L;
@@ -70,6 +71,7 @@ template <class T, class Team>
 FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                   T* point, const T* A, const T* B, const T* Y, std::int64_t K, std::int64_t N,
                                   std::int64_t L, bool gram, const descent_params<T>& p) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
   auto const m = make_scaling(p, A, L + 1);
   element_of<T> const b{B + n * L};
@@ -95,6 +97,7 @@ template <class T, class Team>
 FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                  T* point, const T* G, const T* A, const T* B, bool gram, std::int64_t L,
                                  const descent_params<T>& p) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_state<T> s = states[n];    // every member its own copy: the same values, the same answers
   if (!s.running) { return false; }  // uniform across the team
   const T* const gn = G + n * L;
@@ -123,6 +126,7 @@ FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state
 template <class T, class Team>
 FUSEKIT_HD void cgls_rows_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, const T* point,
                                const T* Q, T* R, const T* Y, std::int64_t K, std::int64_t N, std::int64_t L) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_state<T> s = states[n];
   if (!s.running) { return; }  // uniform across the team
   cgls_rows(

@@ -6,6 +6,7 @@
 /// thread block (block_team), in double whatever T is.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 #include <fusekit/detail/train/descent.hpp>
 
 #include <cmath>
@@ -25,6 +26,7 @@ inline constexpr double power_iteration_tolerance = 1e-10;
 /// it); v and u are L doubles of scratch the whole team can read.
 template <class Team, class Apply>
 FUSEKIT_HD double power_iteration(const Team& team, std::int64_t L, double* v, double* u, const Apply& apply) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   double const start = 1.0 / ::sqrt(static_cast<double>(L));
   team.for_each(L, [&](std::int64_t i) { v[i] = start; });
   team.sync();
@@ -63,6 +65,7 @@ FUSEKIT_HD double power_iteration(const Team& team, std::int64_t L, double* v, d
 template <class T, class Team>
 FUSEKIT_HD double symmetric_power_iteration(const Team& team, const T* A, std::int64_t L, double* v, double* u,
                                             bool jacobi = false) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   auto const scale = [&](std::int64_t i) {
     return jacobi ? ::sqrt(static_cast<double>(jacobi_entry(A[i * L + i]))) : 1.0;
   };

@@ -6,6 +6,7 @@
 /// shared memory by a thread block (predict_rows_body), the CPU row by row.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/team/team.hpp>
 
 #include <cstdint>
 
@@ -40,6 +41,7 @@ FUSEKIT_HD constexpr std::int64_t predict_tile_stride(std::int64_t L) { return L
 template <class T, class Team>
 FUSEKIT_HD void predict_rows_body(const Team& team, std::int64_t k0, std::int64_t rows, const T* X, const T* W,
                                   T* Y_hat, std::int64_t L, std::int64_t N, T* x_tile) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   const T* const x = X + k0 * L;
   std::int64_t const stride = predict_tile_stride(L);
   team.for_each(rows * L, [&](std::int64_t i) { x_tile[i / L * stride + i % L] = x[i]; });
