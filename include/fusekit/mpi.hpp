@@ -21,7 +21,7 @@
 ///   number of ranks and any split: values before a rank's first tile boundary
 ///   move to the owner of their tile, and only the per-tile results travel
 ///   after that (detail/distributed/tree.hpp).
-/// * `naive_atomic`, `block_atomic` and `cub` reduce each shard as on one CPU,
+/// * `naive_atomic`, `block_atomic` and `run_to_run` reduce each shard as on one CPU,
 ///   then every rank combines the P rank results with the op, in rank order
 ///   (one MPI_Allgather): the same bits on every rank; for a sum, the
 ///   single-process bound plus (P − 1)·u·Σ|rank results|, and bits that may

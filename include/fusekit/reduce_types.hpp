@@ -111,7 +111,7 @@ struct plus {
 
 /// The smaller of x and y, for `reduce`. On integers of 32 and 64 bits every
 /// algorithm takes it (the atomic ones through CUDA's atomicMin); floating
-/// point has no atomic minimum, so only `cub` and `deterministic` do.
+/// point has no atomic minimum, so only `run_to_run` and `deterministic` do.
 /// Floating point: IEEE 754-2019's `minimum`, so a
 /// NaN anywhere gives NaN (the canonical quiet NaN), wherever it sits, and −0
 /// is below +0. Decided on the bits, so it holds under -ffast-math. The op is

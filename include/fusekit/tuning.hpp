@@ -146,7 +146,7 @@ struct cpu_thread_tuning {
   /// output), and the elements from which helpers join.
   static constexpr std::int64_t transform_grain = std::int64_t{1} << 14;
   static constexpr std::int64_t transform_parallel_from = std::int64_t{1} << 15;
-  /// The `cub` CPU sum: blocks of 4096 values per chunk, and the values from which helpers join.
+  /// The `run_to_run` CPU sum: blocks of 4096 values per chunk, and the values from which helpers join.
   static constexpr std::int64_t sum_grain_blocks = 8;
   static constexpr std::int64_t sum_parallel_from = std::int64_t{1} << 17;
   /// The deterministic tree: 8192-value tiles per chunk, and the values from which helpers join.
