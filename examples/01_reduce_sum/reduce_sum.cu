@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
       ms = best_ms([&] { result = fusekit::sum(fusekit::cpu{}, span<const float>(x), algorithm); });
     }
     double const rel = std::fabs(result - reference) / reference;
-    // Stated bounds (reduce.hpp) on positive data, where Σ|x| = Σx: naive (n−1)·u;
+    // Stated bounds (reduce_api.hpp) on positive data, where Σ|x| = Σx: naive (n−1)·u;
     // the others are far tighter; 1e-5 is a generous common check for them.
     double const bound = algorithm == reduce_algorithm::naive_atomic ? static_cast<double>(n) * 0x1p-24 : 1e-5;
     ok = ok && rel <= bound;

@@ -22,7 +22,8 @@
 //
 // Usage: 03_host_data [n]        (default 1000000); exit status 0 when verified.
 
-#include <fusekit/host_data.cuh>  // fusekit::cuda_staged: GPU calls on host memory
+#include <fusekit/elementwise.hpp>  // the layer on fusekit::cpu, to compare
+#include <fusekit/host_data.cuh>    // fusekit::cuda_staged: GPU calls on host memory
 
 #include <algorithm>
 #include <chrono>

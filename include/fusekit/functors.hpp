@@ -63,7 +63,7 @@
 /// `mul_rn(a, b)` and `add_rn(a, b)` are one IEEE round-to-nearest product and
 /// sum that no compiler fuses into a multiply-add (nvcc does by default with a
 /// plain `a * b + c`; the host compiler usually does not): an op written with
-/// them gives the same bits on the host and the device (see reduce.hpp).
+/// them gives the same bits on the host and the device (see reduce_api.hpp).
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/base/numeric.hpp>

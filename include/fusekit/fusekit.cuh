@@ -10,4 +10,5 @@
 #include <fusekit/fusekit.hpp>
 #include <fusekit/host_data.cuh>
 #include <fusekit/reduce.cuh>
+#include <fusekit/run_to_run.cuh>
 #include <fusekit/train.cuh>

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The reductions with both backends (include from nvcc), and the entry points
-/// only the GPU has: every call that needs temporaries also takes a caller's
-/// workspace, and then allocates nothing (the asynchronous ones can then be
-/// captured in a CUDA graph).
+/// The reductions on the GPU, `fusekit::cuda` (include from nvcc): the calls
+/// of reduce_api.hpp with the GPU's backend, and the entry points only the GPU
+/// has. The CPU's backend is reduce.hpp's (include both to call both), and
+/// `run_to_run` on the GPU, CUB's DeviceReduce, comes with run_to_run.cuh: a
+/// translation unit that names neither parses neither (bench/compile/measure.sh).
+///
+/// Every call that needs temporaries also takes a caller's workspace, and then
+/// allocates nothing (the asynchronous ones can then be captured in a CUDA
+/// graph).
 ///
 ///     std::size_t bytes = fusekit::sum_workspace_bytes<float>(n, fusekit::run_to_run{});
 ///     // ... bytes of device memory in `ws`, allocated once ...
@@ -16,14 +21,14 @@
 /// algorithms are arithmetic; for `run_to_run` CUB is asked (a device is needed).
 ///
 /// Each overload has the contract, the algorithms and the error bounds of its
-/// counterpart in reduce.hpp, and gives the same bits; only where the
+/// counterpart in reduce_api.hpp, and gives the same bits; only where the
 /// temporaries come from differs. One workspace serves calls that follow one
 /// another on a stream; calls in flight at once on different streams need one
 /// workspace each.
 
 #include <fusekit/detail/reduce/cuda.cuh>
 #include <fusekit/detail/reduce/reduction.hpp>
-#include <fusekit/reduce.hpp>
+#include <fusekit/reduce_api.hpp>
 
 #include <cuda/std/span>
 
@@ -39,10 +44,12 @@ namespace fusekit {
 /// (which needs a device).
 /// \param n         the number of values the call will sum
 /// \param algorithm the algorithm the call will take
+/// \throws fusekit::invalid_argument for a `reduce_algorithm` value outside the enum
 template <class T, class Acc = accumulator_t<T>, class Algorithm = deterministic>
 std::size_t reduce_sum_workspace_bytes(std::size_t n, Algorithm algorithm = {}) {
   detail::check_accumulator<T, Acc>();
-  return detail::reduction_workspace_bytes<Acc>(detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
+  return detail::reduction_workspace_bytes<Acc>("fusekit::reduce_sum_workspace_bytes",
+                                                detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
                                                 static_cast<std::int64_t>(n), algorithm, false);
 }
 
@@ -69,7 +76,8 @@ void reduce_sum(const cuda& policy, ::cuda::std::span<T> in, Acc* out, Algorithm
 template <class T, class Acc = accumulator_t<T>, class Algorithm = deterministic>
 std::size_t sum_workspace_bytes(std::size_t n, Algorithm algorithm = {}) {
   detail::check_accumulator<T, Acc>();
-  return detail::reduction_workspace_bytes<Acc>(detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
+  return detail::reduction_workspace_bytes<Acc>("fusekit::sum_workspace_bytes",
+                                                detail::array_source<Acc, std::remove_cv_t<T>>{nullptr}, plus{},
                                                 static_cast<std::int64_t>(n), algorithm, true);
 }
 
@@ -95,7 +103,8 @@ std::size_t transform_reduce_workspace_bytes(Algorithm algorithm, const Op& op, 
   detail::check_transform_accumulator<Acc>();
   std::int64_t const n =
       detail::check_sum_inputs("fusekit::transform_reduce_workspace_bytes", detail::transform_reduce_inputs(ins...));
-  return detail::reduction_workspace_bytes<Acc>(detail::make_transform_source<Acc>(op, ins...), plus{}, n, algorithm,
+  return detail::reduction_workspace_bytes<Acc>("fusekit::transform_reduce_workspace_bytes",
+                                                detail::make_transform_source<Acc>(op, ins...), plus{}, n, algorithm,
                                                 true);
 }
 

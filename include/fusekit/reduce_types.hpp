@@ -2,7 +2,7 @@
 #pragma once
 /// \file
 /// The reductions' vocabulary: the algorithms, the accumulator rules and the
-/// operations `reduce` takes (see reduce.hpp for the functions and their error
+/// operations `reduce` takes (see reduce_api.hpp for the functions and their error
 /// bounds).
 
 #include <fusekit/config.hpp>
@@ -16,7 +16,7 @@
 
 namespace fusekit {
 
-/// How a reduction combines its values (reduce.hpp has the costs and bounds),
+/// How a reduction combines its values (reduce_api.hpp has the costs and bounds),
 /// as a run-time value: for a caller that picks at run time (a bench, the
 /// Python module). A call that takes one compiles every algorithm; the tag
 /// types below compile only the one they name.
@@ -83,7 +83,7 @@ constexpr const char* to_string(reduce_algorithm a) {
 /// The accumulator a sum of T uses by default: float for float and the half
 /// types, double for double, std::int64_t for signed and std::uint64_t for
 /// unsigned integers (so a sum of int32 values does not overflow at 2^31).
-/// `accumulate_in<Acc>` asks for another one; reduce.hpp's table says which
+/// `accumulate_in<Acc>` asks for another one; reduce_api.hpp's table says which
 /// each input type may take.
 template <class T>
 using accumulator_t = typename detail::default_accumulator<std::remove_cv_t<T>>::type;
@@ -91,7 +91,7 @@ using accumulator_t = typename detail::default_accumulator<std::remove_cv_t<T>>:
 /// Asks `sum`/`transform_reduce` for a particular accumulator: `accumulate_in<double>{}`.
 /// A float sum in double, for instance, costs no more while the sum is
 /// memory-bound and leaves an error of about n·2^-53 instead of n·2^-24.
-/// A tag: it carries the type, no value. The rules of reduce.hpp's table say
+/// A tag: it carries the type, no value. The rules of reduce_api.hpp's table say
 /// which accumulators each input type may use; any other is a compile error.
 template <class Acc>
 struct accumulate_in {

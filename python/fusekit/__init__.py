@@ -53,7 +53,7 @@ has_cuda: bool = _core.has_cuda
 has_half_types: bool = _core.has_half_types
 cuda_device_count = _core.cuda_device_count
 
-#: The reduction algorithms (reduce.hpp's table). "cub" is the earlier name of
+#: The reduction algorithms (reduce_api.hpp's table). "cub" is the earlier name of
 #: C++'s ``run_to_run`` (cub::DeviceReduce on the GPU, fixed blocks in double
 #: on the CPU); ``"run_to_run"`` is accepted too and is the same algorithm.
 ALGORITHMS = ("deterministic", "cub", "block_atomic", "naive_atomic")
@@ -255,7 +255,7 @@ def _reduce(x, op: int, init, algorithm: str, dtype, out):
 
 
 def sum(x, algorithm: str = "deterministic", dtype=None, out=None):
-    """Σ x, by `algorithm` (ALGORITHMS; reduce.hpp's table gives each one's
+    """Σ x, by `algorithm` (ALGORITHMS; reduce_api.hpp's table gives each one's
     cost and bound), in the accumulator `dtype`: float32 for float32, float16
     and bfloat16 (or float64 on request), float64 for float64, int64 for
     signed and uint64 for unsigned integers. "deterministic" gives the same

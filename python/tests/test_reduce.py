@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """sum and reduce on NumPy arrays: every algorithm and accumulator against an
-exact reference and reduce.hpp's bounds, and the deterministic tree's bits
+exact reference and reduce_api.hpp's bounds, and the deterministic tree's bits
 against the C++ tests' pinned values (tests/common/pinned_sums.hpp)."""
 import math
 import os
@@ -22,7 +22,7 @@ def unit_roundoff(acc):
 
 
 def error_bound(algorithm, n, acc, S):
-    """reduce.hpp's bound on |computed − exact| on the CPU (P threads at most)."""
+    """reduce_api.hpp's bound on |computed − exact| on the CPU (P threads at most)."""
     u = unit_roundoff(acc)
     if algorithm == "naive_atomic":
         return max(n - 1, 0) * u * S

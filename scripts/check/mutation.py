@@ -46,6 +46,9 @@ TESTS = {
     "divisor": ("tests/elementwise/divisor_test.cpp", [], None, 300),
     "elementwise_cpu": ("tests/elementwise/cpu_test.cpp", [], None, 300),
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
+    # a GPU test program, compiled by nvcc: without a device only its argument
+    # checks run (the others skip themselves)
+    "reduce_gpu_args": ("tests/reduce/cuda_test.cu", [], "nvcc-gtest", 300),
     "walk": (["tests/host_data/walk_test.cpp", "tests/host_data/router_test.cpp", "tests/host_data/host_copy_test.cpp"], [],
              None, 300),
     "names": ("tests/base/names_test.cpp", [], None, 60),
@@ -310,13 +313,13 @@ MUTANTS = [
      ["kinds"]),
     ("floor-growth-ignored", "detail/train/descent.hpp", "  if (worse_past_floor) {", "  if (false) {",
      ["kinds"]),
-    ("reduce-container-drops-init", "reduce.hpp",
+    ("reduce-container-drops-init", "reduce_api.hpp",
      "reduce(policy, detail::const_view_of(in), out, op, init, algorithm);",
      "reduce(policy, detail::const_view_of(in), out, op, Acc{}, algorithm);", ["containers_ubsan"]),
 ]
 
 # The second set: one-line bugs written from the public headers' contract
-# (train_types.hpp, train.hpp, linear_association.hpp, reduce.hpp: what each
+# (train_types.hpp, train.hpp, linear_association.hpp, reduce_api.hpp: what each
 # name, bound and status promises), not from the tests; each against every
 # CPU test of the trainer. `--set contract`. (A zero column's Jacobi entry of
 # 1 instead of 0 was dropped: its gradient is 0, so no output can show it.)
@@ -445,7 +448,7 @@ FALSE_SUCCESS_MUTANTS = [
 # The fourth set: the one reduction hook and its algorithm tags
 # (detail/reduce/reduction.hpp), the staged policy's rules, and fusekit::nccl's
 # reduction over the ranks (agreement.hpp, shards_in_rank_order): each breaks
-# what reduce.hpp, reduce_types.hpp or docs/architecture.md promise.
+# what reduce_api.hpp, reduce_types.hpp or docs/architecture.md promise.
 # `--set dispatch`.
 DISPATCH_MUTANTS = [
     ("run-time-value-runs-another-algorithm", "detail/reduce/reduction.hpp",
@@ -456,7 +459,7 @@ DISPATCH_MUTANTS = [
      "check_sum_inputs(r.function, r.views) : check_sum_inputs(r.function, r.views);",
      ["reduce_cpu", "advreduce"]),
     ("atomic-without-an-atomic-says-nothing-of-it", "detail/reduce/reduction.hpp",
-     "    FUSEKIT_EXPECTS(!atomic, std::string(r.function)", "    FUSEKIT_EXPECTS(true, std::string(r.function)",
+     "    FUSEKIT_EXPECTS(!atomic, std::string(function)", "    FUSEKIT_EXPECTS(true, std::string(function)",
      ["reduce_op"]),
     ("shard-starts-from-init", "detail/distributed/agreement.hpp",
      "mine = reduce_from(src, size, atomic_op<Op, Acc>::identity());", "mine = reduce_from(src, size, init);",
@@ -470,6 +473,8 @@ DISPATCH_MUTANTS = [
     ("ranks-need-not-agree-on-init", "detail/distributed/agreement.hpp",
      '  key.add("combining op", type_code<typename R::op_type>()).add("init", r.init);',
      '  key.add("combining op", type_code<typename R::op_type>());', ["mpi"]),
+    ("workspace-size-of-any-algorithm", "detail/reduce/cuda.cuh",
+     "      check_algorithm(function, tag);  // throws\n", "", ["reduce_gpu_args"]),
     ("run-to-run-sum-not-carried-in-double", "detail/reduce/cpu.hpp",
      "  } else if constexpr (std::is_same_v<A, run_to_run> && std::is_same_v<Op, plus>) {",
      "  } else if constexpr (std::is_same_v<A, run_to_run> && std::is_same_v<Op, plus> && false) {",
@@ -488,6 +493,9 @@ def build_and_run(tree, key, log):
     elif how and how.startswith("nvcc-codegen:"):
         cmd = [CUDA + "/bin/nvcc", "-O3", "-DNDEBUG", "-std=c++20", "--extended-lambda", "-Xcompiler=-fopenmp",
                "-arch=sm_90", "-I", "include", "-I", "tests"] + extra + ["-c"] + src + ["-o", exe + ".o"]
+    elif how == "nvcc-gtest":
+        cmd = [CUDA + "/bin/nvcc", "-O1", "-std=c++20", "--extended-lambda", "-arch=sm_90", "-I", "include", "-I",
+               "tests"] + extra + src + ["-o", exe, "-lgtest", "-lgtest_main", "-Xcompiler=-pthread"]
     elif how == "rapidcheck":
         cmd = ["g++"] + FLAGS + extra + src + ["-o", exe, "-lrapidcheck", "-lgtest", "-lgtest_main", "-pthread"]
     else:

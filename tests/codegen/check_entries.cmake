@@ -4,9 +4,10 @@
 # A call compiles only the algorithm it asks for: the PTX of SOURCE has at
 # most MAX kernel entries, and each one's name matches ALLOWED. For
 # bench/compile/sum_fusekit.cu (`fusekit::sum(fusekit::cuda{s}, x)`, the
-# default algorithm) they are the deterministic tree's level kernel, the
-# store of an empty sum, and CUB's EmptyKernel, which every translation unit
-# that includes CUB has: no atomic kernel, no cub::DeviceReduce, no staging.
+# default algorithm) they are the deterministic tree's level kernel and the
+# store of an empty sum: no atomic kernel, no cub::DeviceReduce (not even
+# CUB's EmptyKernel, which every translation unit that includes CUB's
+# device-wide headers has), no staging.
 cmake_minimum_required(VERSION 3.24)
 foreach(var NVCC SOURCE INCLUDE_DIR WORK_DIR ARCH MAX ALLOWED)
   if(NOT DEFINED ${var})

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// elementwise.hpp (and the policy), called the way a careless or unlucky user
+// elementwise_api.hpp (and the policy), called the way a careless or unlucky user
 // would: random sizes and offsets with guard bytes around every view, touching
 // and overlapping views, inputs longer and shorter than the output, non-finite
 // and extreme values, narrowing to half types from double and wide integers
@@ -355,7 +355,7 @@ TEST(AdversarialTransform, ThreadCountsOutOfRange) {
 }
 
 // An op that throws calls std::terminate, serially (n = 100) and inside the
-// OpenMP region (2^20) alike: the contract elementwise.hpp states.
+// OpenMP region (2^20) alike: the contract elementwise_api.hpp states.
 struct throws_above {
   float limit;
   FUSEKIT_HD float operator()(float a) const {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// reduce.hpp, called the way a careless or unlucky user would: bad views for
+// reduce_api.hpp, called the way a careless or unlucky user would: bad views for
 // every sum (the same checks for reduce_sum and transform_reduce_sum), sums
 // that overflow 64-bit integers (defined wrap-around, also under UBSan), random
 // sizes with NaN and infinities planted, extreme magnitudes, and thread counts
@@ -202,7 +202,7 @@ TEST(AdversarialSum, TransformReduceDefaultsToTheDeterministicTree) {
 }
 
 // ---- an op that throws -------------------------------------------------------
-// The contract (reduce.hpp): an op must not throw, and one that does calls
+// The contract (reduce_api.hpp): an op must not throw, and one that does calls
 // std::terminate on every algorithm and size, the serial small calls included
 // (cub at n = 100 used to pass the exception through, every other case ended
 // the process from inside an OpenMP region).

@@ -142,7 +142,7 @@ TEST(DeterministicTree, GridHasOneBlockPerTileUpToTheResidentBlocks) {
   EXPECT_EQ(fusekit::detail::tree_level_grid(8193, 132, 8), 2);
 }
 
-// Bounds from reduce.hpp's table, for the CPU backend.
+// Bounds from reduce_api.hpp's table, for the CPU backend.
 template <class Acc>
 long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum, long double exact) {
   long double const u = unit_roundoff<Acc>();
@@ -152,7 +152,7 @@ long double cpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum, lo
   }
   if (a == reduce_algorithm::naive_atomic) { return terms * u * abs_sum; }
   if (a == reduce_algorithm::block_atomic) {
-    // P partials, one per chunk of values (reduce.hpp: a partial per chunk of 2^15 values).
+    // P partials, one per chunk of values (reduce_api.hpp: a partial per chunk of 2^15 values).
     long double const p = static_cast<long double>(
         fusekit::detail::cpu_split(static_cast<std::int64_t>(n), fusekit::cpu_thread_tuning::values_grain).chunks);
     return (terms / (8 * p) + 8 + p + 1) * u * abs_sum;

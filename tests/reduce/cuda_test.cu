@@ -37,7 +37,7 @@ Acc gpu_sum(const device_buffer<T>& d, reduce_algorithm a) {
   return out.to_host()[0];
 }
 
-// Bound factors from reduce.hpp's table, with the device's block and SM counts.
+// Bound factors from reduce_api.hpp's table, with the device's block and SM counts.
 template <class Acc>
 long double gpu_bound(reduce_algorithm a, std::size_t n, long double abs_sum) {
   long double const u = std::ldexp(1.0L, -std::numeric_limits<Acc>::digits);
@@ -293,7 +293,7 @@ TEST(GpuTransformReduce, DotProductAgainstCpu) {
   EXPECT_EQ(bits(det), bits(cpu));
 }
 
-// The rule of reduce.hpp: the tree's additions never fuse with an op's product,
+// The rule of reduce_api.hpp: the tree's additions never fuse with an op's product,
 // so a·b sums to the CPU's bits; a·b + c inside the op is fused by nvcc (its
 // default --fmad=true) and not by the host build, so the GPU sums fma(a, b, c);
 // written with mul_rn/add_rn it is two roundings on both sides again.
@@ -359,6 +359,25 @@ TEST(CudaSumArguments, RejectedBeforeAnyLaunch) {
   } catch (const fusekit::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("workspace has 64 bytes but needs"), std::string::npos) << e.what();
   }
+  // A run-time algorithm outside the enum is rejected by the size functions as
+  // by the calls, naming the function (it was sized as 0 bytes before).
+  auto const bogus = static_cast<reduce_algorithm>(7);
+  for (auto* const size_of :
+       {+[](reduce_algorithm a) { return fusekit::sum_workspace_bytes<float>(100000, a); },
+        +[](reduce_algorithm a) { return fusekit::reduce_sum_workspace_bytes<float>(100000, a); }}) {
+    try {
+      std::size_t const bytes = size_of(bogus);
+      ADD_FAILURE() << "algorithm 7 sized as " << bytes << " bytes";
+    } catch (const fusekit::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("workspace_bytes: algorithm is 7, not a reduce_algorithm"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // The tree's size is arithmetic, and the same for the tag and the value.
+  EXPECT_EQ(fusekit::sum_workspace_bytes<float>(100000, fusekit::deterministic{}),
+            fusekit::sum_workspace_bytes<float>(100000, reduce_algorithm::deterministic));
+  EXPECT_GT(fusekit::sum_workspace_bytes<float>(100000), fusekit::reduce_sum_workspace_bytes<float>(100000));
   // A workspace that holds out is rejected: the tree would overwrite the result.
   alignas(256) static std::byte workspace[4096];
   auto* out_in_workspace = reinterpret_cast<float*>(workspace + 512);

@@ -98,7 +98,7 @@ void functors_device_lambda(span<float> out, span<const std::uint8_t> grey, span
 void elementwise_header_gpu(cudaStream_t stream, span<float> out, span<const std::uint8_t> grey,
                             span<const float> weights) {
   // clang-format off
-  // snippet: include/fusekit/elementwise.hpp
+  // snippet: include/fusekit/elementwise_api.hpp
   auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
   fusekit::transform(fusekit::cuda{stream}, out, layer, grey, weights);  // one kernel (fusekit.cuh)
   // end snippet
@@ -108,7 +108,7 @@ void elementwise_header_gpu(cudaStream_t stream, span<float> out, span<const std
 void elementwise_header_cpu(span<float> out, span<const std::uint8_t> grey, span<const float> weights) {
   auto layer = fusekit::fuse(fusekit::normalize{255.0f}, fusekit::weigh{}, fusekit::tanh_activate{});
   // clang-format off
-  // snippet: include/fusekit/elementwise.hpp
+  // snippet: include/fusekit/elementwise_api.hpp
   fusekit::transform(fusekit::cpu{},        out, layer, grey, weights);  // threads + SIMD
   // end snippet
   // clang-format on
@@ -116,7 +116,7 @@ void elementwise_header_cpu(span<float> out, span<const std::uint8_t> grey, span
 
 void elementwise_containers(std::size_t n, const std::vector<std::uint8_t>& grey, const std::vector<float>& w) {
   // clang-format off
-  // snippet: include/fusekit/elementwise.hpp
+  // snippet: include/fusekit/elementwise_api.hpp
   std::vector<float> out(n);
   fusekit::transform(fusekit::cpu{}, out, fusekit::make_hidden_layer(), grey, w);   // grey, w: std::vector
   // end snippet
@@ -126,7 +126,7 @@ void elementwise_containers(std::size_t n, const std::vector<std::uint8_t>& grey
 double reduce_header(cudaStream_t stream, span<const float> in, float* d_sum, span<const float> h_in, float* d_min,
                      std::size_t n) {
   // clang-format off
-  // snippet: include/fusekit/reduce.hpp
+  // snippet: include/fusekit/reduce_api.hpp
   float s = fusekit::sum(fusekit::cpu{}, h_in);                     // host value, deterministic
   fusekit::reduce_sum(fusekit::cuda{stream}, in, d_sum, fusekit::block_atomic{});
   double d = fusekit::sum(fusekit::cuda{stream}, in, fusekit::run_to_run{},
@@ -134,13 +134,13 @@ double reduce_header(cudaStream_t stream, span<const float> in, float* d_sum, sp
   // end snippet
   // clang-format on
   // clang-format off
-  // snippet: include/fusekit/reduce.hpp
+  // snippet: include/fusekit/reduce_api.hpp
   fusekit::reduce(fusekit::cuda{stream}, in, d_min, fusekit::minimum{}, INFINITY);
   // end snippet
   // clang-format on
   {
     // clang-format off
-    // snippet: include/fusekit/reduce.hpp
+    // snippet: include/fusekit/reduce_api.hpp
     std::vector<float> x(n);
     float s = fusekit::sum(fusekit::cpu{}, x);
     // end snippet

@@ -41,11 +41,20 @@ struct is_execution_policy : std::bool_constant<std::is_same_v<Policy, cpu> || s
 template <class Policy>
 inline constexpr bool is_policy_v = is_execution_policy<Policy>::value;
 
-/// Whether the backend of `Policy` for algorithm `Tag` has been included: the
-/// CPU's always is (the public headers include it); each detail/*/cuda.cuh
-/// says so for its own algorithms.
+/// The GPU backend's two policies, `fusekit::cuda` (device memory) and
+/// `fusekit::cuda_staged` (views anywhere): one hook per algorithm serves
+/// both (detail/*/cuda.cuh). On cuda_staged it hands the call to the staged
+/// route, `staged_<algorithm>(tag, ...)`, defined by detail/*/cuda_staged.cuh
+/// (host_data.cuh), which `policy_usable` requires before any hook is reached.
+template <class Policy>
+inline constexpr bool is_gpu_policy_v = std::is_same_v<Policy, cuda> || std::is_same_v<Policy, cuda_staged>;
+
+/// Whether the backend of `Policy` for algorithm `Tag` has been included:
+/// each backend file (detail/*/cpu.hpp, detail/*/cuda.cuh, ...) says so for
+/// its own algorithms. The .hpp public headers include the CPU's, the .cuh
+/// ones the GPU's.
 template <class Tag, class Policy>
-struct backend_available : std::bool_constant<std::is_same_v<Policy, cpu>> {};
+struct backend_available : std::false_type {};
 
 /// The check at every public entry point: one message that says what to do,
 /// and (as the caller then skips the call) nothing after it.
@@ -57,9 +66,13 @@ constexpr bool policy_usable() {
   static_assert(!std::is_same_v<Policy, cuda_staged> || backend_available<Tag, Policy>::value,
                 "fusekit::cuda_staged needs the host-data backend: include <fusekit/host_data.cuh> (or "
                 "<fusekit/fusekit.cuh>) and compile this file with nvcc");
-  static_assert(!is_policy_v<Policy> || std::is_same_v<Policy, cuda_staged> || backend_available<Tag, Policy>::value,
-                "fusekit::cuda needs the GPU backend: include <fusekit/fusekit.cuh> and compile this file with "
-                "nvcc (fit and predict: link fusekit::train)");
+  static_assert(!std::is_same_v<Policy, cpu> || backend_available<Tag, Policy>::value,
+                "fusekit::cpu needs the CPU backend: include the algorithm's .hpp header (<fusekit/reduce.hpp>, "
+                "<fusekit/elementwise.hpp>, <fusekit/train.hpp>) or <fusekit/fusekit.hpp>");
+  static_assert(!std::is_same_v<Policy, cuda> || backend_available<Tag, Policy>::value,
+                "fusekit::cuda needs the GPU backend: include the algorithm's .cuh header (<fusekit/reduce.cuh>, "
+                "<fusekit/elementwise.cuh>, <fusekit/train.cuh>) or <fusekit/fusekit.cuh>, and compile this file "
+                "with nvcc (fit and predict: link fusekit::train)");
   return is_policy_v<Policy> && backend_available<Tag, Policy>::value;
 }
 

@@ -23,6 +23,11 @@
 
 namespace fusekit {
 namespace detail {
+
+// This file is the CPU backend of transform (see detail/core/dispatch.hpp).
+template <>
+struct backend_available<transform_tag, cpu> : std::true_type {};
+
 inline namespace elementwise {
 
 /// How `transform` is cut into chunks and from how many elements on helpers

@@ -48,15 +48,22 @@ void launch_elementwise(const cuda& policy, cudaStream_t stream, std::int64_t n,
   launch(kernel, resident_grid(kernel, plan.items(), block), block, 0, stream, plan, op, out, ins...);
 }
 
-template <class Out, class Op, class... Ins>
-void run_transform(transform_tag, const cuda& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
+/// The GPU's transform hook, on `fusekit::cuda` (device memory) and
+/// `fusekit::cuda_staged` (views anywhere: `staged_transform`,
+/// detail/elementwise/cuda_staged.cuh).
+template <class P, class Out, class Op, class... Ins, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
+void run_transform(transform_tag, const P& policy, const call_site& site, ::cuda::std::span<Out> out, const Op& op,
                    ::cuda::std::span<Ins>... ins) {
-  check_transform<Out, Op>(site, out, ins...);
-  if (out.empty()) { return; }
-  std::size_t k = 1;
-  expect_device_memory(site.function, site.names[0], out.data());
-  (expect_device_memory(site.function, site.names[k++], ins.data()), ...);
-  launch_elementwise(policy, policy.stream, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
+  if constexpr (std::is_same_v<P, cuda_staged>) {
+    staged_transform(transform_tag{}, policy, site, out, op, ins...);
+  } else {
+    check_transform<Out, Op>(site, out, ins...);
+    if (out.empty()) { return; }
+    std::size_t k = 1;
+    expect_device_memory(site.function, site.names[0], out.data());
+    (expect_device_memory(site.function, site.names[k++], ins.data()), ...);
+    launch_elementwise(policy, policy.stream, static_cast<std::int64_t>(out.size()), op, out.data(), ins.data()...);
+  }
 }
 
 }  // namespace elementwise

@@ -42,9 +42,11 @@ void pipelined_transform(const cuda& policy, ::cuda::std::span<Out> out, const O
                });
 }
 
+/// `fusekit::cuda_staged`'s route, which the GPU's transform hook
+/// (detail/elementwise/cuda.cuh) takes for that policy: views anywhere.
 template <class Out, class Op, class... Ins>
-void run_transform(transform_tag, const cuda_staged& policy, const call_site& site, ::cuda::std::span<Out> out,
-                   const Op& op, ::cuda::std::span<Ins>... ins) {
+void staged_transform(transform_tag, const cuda_staged& policy, const call_site& site, ::cuda::std::span<Out> out,
+                      const Op& op, ::cuda::std::span<Ins>... ins) {
   check_transform<Out, Op>(site, out, ins...);
   if (out.empty()) { return; }
   std::array<pipeline_view, sizeof...(Ins)> const views{pipeline_view_of(ins)...};

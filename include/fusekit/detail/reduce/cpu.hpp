@@ -47,6 +47,11 @@
 
 namespace fusekit {
 namespace detail {
+
+// This file is the CPU backend of the reductions (see detail/core/dispatch.hpp).
+template <>
+struct backend_available<reduce_tag, cpu> : std::true_type {};
+
 inline namespace reduce {
 
 inline constexpr std::int64_t cpu_sum_block = 4096;

@@ -2,11 +2,12 @@
 #pragma once
 /// \file
 /// GPU backend of the reductions (contract, algorithms and error bounds in
-/// reduce.hpp): the reduction hook `run_reduce` on `fusekit::cuda`, which
-/// every public form reaches (detail/reduce/reduction.hpp), over device
-/// memory, by `cuda_reduce` (detail/reduce/cuda_device.cuh). Views in host
-/// memory are `fusekit::cuda_staged`'s (detail/host_data/reduce.cuh); this
-/// file compiles no staging.
+/// reduce_api.hpp): the reduction hook `run_reduce` on `fusekit::cuda` and
+/// `fusekit::cuda_staged`, which every public form reaches
+/// (detail/reduce/reduction.hpp). On cuda it runs `cuda_reduce`
+/// (detail/reduce/cuda_device.cuh) over device memory; cuda_staged's views
+/// anywhere take `staged_reduce` (detail/reduce/cuda_staged.cuh), which this
+/// file does not include: it compiles no staging.
 ///
 /// Temporaries (CUB's, and the deterministic tree's partial sums past 8192
 /// values) come from the caller's workspace when one is given — then a call
@@ -18,7 +19,6 @@
 #include <fusekit/detail/core/memory_space.hpp>
 #include <fusekit/policy.hpp>
 
-#include <cub/device/device_reduce.cuh>
 #include <cuda/std/span>
 #include <cuda_runtime.h>
 
@@ -50,16 +50,26 @@ std::size_t reduction_workspace_bytes(const Src& src, const Op& op, std::int64_t
   return arena.bytes_needed();
 }
 
-/// ... for the run-time algorithm `a` (the workspace-size functions take either).
+/// ... for the run-time algorithm `a` (the workspace-size functions take
+/// either): one the call would reject is rejected here, naming `function`.
 template <class Acc, class Src, class Op>
-std::size_t reduction_workspace_bytes(const Src& src, const Op& op, std::int64_t n, reduce_algorithm a, bool scalar) {
+std::size_t reduction_workspace_bytes(const char* function, const Src& src, const Op& op, std::int64_t n,
+                                      reduce_algorithm a, bool scalar) {
   return visit_algorithm<Op, Acc>(a, [&](auto tag) -> std::size_t {
     if constexpr (std::is_same_v<decltype(tag), rejected_algorithm>) {
+      check_algorithm(function, tag);  // throws
       return 0;
     } else {
       return reduction_workspace_bytes<Acc>(src, op, n, tag, scalar);
     }
   });
+}
+
+/// ... for a tag (`function` unused: a tag is checked at compile time).
+template <class Acc, class Src, class Op, class A>
+std::size_t reduction_workspace_bytes(const char*, const Src& src, const Op& op, std::int64_t n, A algorithm,
+                                      bool scalar) {
+  return reduction_workspace_bytes<Acc>(src, op, n, algorithm, scalar);
 }
 
 /// A caller's workspace: large enough (checked before anything runs) and
@@ -107,30 +117,36 @@ void expect_device_views(const R& r) {
 }
 
 /// The GPU's reduction hook (detail/reduce/reduction.hpp): every public form
-/// of the sums and reductions on `fusekit::cuda` arrives here. Device memory
-/// only (host memory: fusekit::cuda_staged, detail/host_data/reduce.cuh).
-/// With a caller's workspace (`r.workspace`) nothing is allocated.
-template <class R, class A>
-auto run_reduce(reduce_tag, const cuda& policy, const R& r, A algorithm) {
-  using Acc = typename R::accumulator;
-  std::int64_t const n = check_reduction(r, algorithm);
-  bool const given = r.workspace.data() != nullptr;
-  if (given) {
-    expect_workspace(
-        r.function, r.workspace,
-        [&] { return reduction_workspace_bytes<Acc>(r.src, r.op, n, algorithm, workspace_has_result_slot<R>()); },
-        workspace_size_function<R>(), r.views,
-        R::returns_value ? named_range{} : named_range{"out", reinterpret_cast<std::uintptr_t>(r.out), 1, sizeof(Acc)});
-  }
-  expect_device_views(r);
-  workspace_arena arena(r.workspace, r.function);
-  workspace_arena* const temporaries = given ? &arena : nullptr;
-  if constexpr (R::returns_value) {
-    return device_scalar_result<Acc>(
-        policy, [&](Acc* out) { cuda_reduce(policy, r.src, n, out, algorithm, r.op, r.init, temporaries); },
-        temporaries);
+/// of the sums and reductions on `fusekit::cuda` and `fusekit::cuda_staged`
+/// arrives here. On cuda, device memory only; cuda_staged takes the staged
+/// route (`staged_reduce`, detail/reduce/cuda_staged.cuh), views anywhere.
+/// With a caller's workspace (`r.workspace`, cuda only) nothing is allocated.
+template <class P, class R, class A, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
+auto run_reduce(reduce_tag, const P& policy, const R& r, A algorithm) {
+  if constexpr (std::is_same_v<P, cuda_staged>) {
+    return staged_reduce(reduce_tag{}, policy, r, algorithm);
   } else {
-    cuda_reduce(policy, r.src, n, r.out, algorithm, r.op, r.init, temporaries);
+    using Acc = typename R::accumulator;
+    std::int64_t const n = check_reduction(r, algorithm);
+    bool const given = r.workspace.data() != nullptr;
+    if (given) {
+      expect_workspace(
+          r.function, r.workspace,
+          [&] { return reduction_workspace_bytes<Acc>(r.src, r.op, n, algorithm, workspace_has_result_slot<R>()); },
+          workspace_size_function<R>(), r.views,
+          R::returns_value ? named_range{}
+                           : named_range{"out", reinterpret_cast<std::uintptr_t>(r.out), 1, sizeof(Acc)});
+    }
+    expect_device_views(r);
+    workspace_arena arena(r.workspace, r.function);
+    workspace_arena* const temporaries = given ? &arena : nullptr;
+    if constexpr (R::returns_value) {
+      return device_scalar_result<Acc>(
+          policy, [&](Acc* out) { cuda_reduce(policy, r.src, n, out, algorithm, r.op, r.init, temporaries); },
+          temporaries);
+    } else {
+      cuda_reduce(policy, r.src, n, r.out, algorithm, r.op, r.init, temporaries);
+    }
   }
 }
 

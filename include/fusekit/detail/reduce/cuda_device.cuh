@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The GPU reduction over device memory (detail/reduce/cuda.cuh adds host
-/// memory, workspaces and the entry points): what CUB reads and runs, the
-/// temporaries of each algorithm, the grids, the deterministic tree's levels,
+/// The GPU reduction over device memory (detail/reduce/cuda.cuh adds the
+/// workspaces and the hook): the temporaries of each algorithm, the grids, the deterministic tree's levels,
 /// and `cuda_reduce`, the one place the GPU decides between the algorithms.
 
 #include <fusekit/detail/core/cuda_buffer.cuh>
@@ -17,12 +16,8 @@
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/policy.hpp>
 
-#include <cub/device/device_reduce.cuh>
-#include <cuda/std/functional>
 #include <cuda/std/span>
 #include <cuda_runtime.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <array>
@@ -36,47 +31,28 @@ namespace fusekit {
 namespace detail {
 inline namespace reduce {
 
-template <class Acc>
-struct convert_to {
-  template <class T>
-  FUSEKIT_HD Acc operator()(T x) const {
-    return convert<Acc>(x);
+/// `run_to_run` on the GPU is CUB's DeviceReduce: `device_reduce_pass<run_to_run>`,
+/// defined in detail/reduce/cuda_cub.cuh, which <fusekit/run_to_run.cuh>
+/// includes. Only that algorithm needs CUB's device headers (about a second of
+/// nvcc time per translation unit), so the other algorithms do not parse
+/// them. Without the header a call that takes `run_to_run` on the GPU fails
+/// to compile with this message.
+template <class A>
+struct device_reduce_pass {
+  template <class Acc, class... Args>
+  static std::size_t temp_bytes(const Args&...) {
+    static_assert(sizeof(A) == 0,
+                  "fusekit::run_to_run on the GPU is CUB's DeviceReduce: include <fusekit/run_to_run.cuh> (or "
+                  "<fusekit/fusekit.cuh>)");
+    return 0;
+  }
+  template <class... Args>
+  static void run(const Args&...) {
+    static_assert(sizeof(A) == 0,
+                  "fusekit::run_to_run on the GPU is CUB's DeviceReduce: include <fusekit/run_to_run.cuh> (or "
+                  "<fusekit/fusekit.cuh>)");
   }
 };
-
-/// What CUB reads: the raw pointer when no conversion is needed (CUB then
-/// vectorizes its loads), a transform iterator otherwise.
-template <class Acc, class T>
-auto cub_input(const array_source<Acc, T>& src) {
-  if constexpr (std::is_same_v<Acc, T>) {
-    return src.data;
-  } else {
-    return thrust::make_transform_iterator(src.data, convert_to<Acc>{});
-  }
-}
-
-template <class Acc, class Op, class... Ins>
-auto cub_input(const transform_source<Acc, Op, Ins...>& src) {
-  return thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), src);
-}
-
-/// The operation CUB runs: its own plus for a sum (as cub::DeviceReduce::Sum), else op.
-template <class Acc, class Op>
-auto cub_op(const Op& op) {
-  if constexpr (std::is_same_v<Op, plus>) {
-    return ::cuda::std::plus<Acc>{};
-  } else {
-    return op;
-  }
-}
-
-template <class Acc, class Src, class Op>
-std::size_t cub_temp_bytes(const Src& src, const Op& op, std::int64_t n) {
-  std::size_t bytes = 0;
-  FUSEKIT_CUDA_TRY(
-      cub::DeviceReduce::Reduce(nullptr, bytes, cub_input(src), static_cast<Acc*>(nullptr), n, cub_op<Acc>(op), Acc{}));
-  return bytes;
-}
 
 /// Partial sums the tree keeps past its first level (two ping-pong levels).
 template <class Acc>
@@ -91,7 +67,7 @@ constexpr std::size_t tree_temp_bytes(std::int64_t n) {
 template <class Acc, class Src, class Op, class A>
 std::size_t reduce_temp_bytes(const Src& src, const Op& op, std::int64_t n, A) {
   if constexpr (std::is_same_v<A, run_to_run>) {
-    return n > 0 ? cub_temp_bytes<Acc>(src, op, n) : 0;
+    return n > 0 ? device_reduce_pass<A>::template temp_bytes<Acc>(src, op, n) : 0;
   } else if constexpr (std::is_same_v<A, deterministic>) {
     return tree_temp_bytes<Acc>(n);
   } else {
@@ -176,9 +152,7 @@ void reduce_first_pass(const cuda& policy, cudaStream_t s, const Src& src, std::
     auto const kernel = block_atomic_kernel<Acc, Src, Op>;
     launch(kernel, grids.flat(kernel, n, block_atomic_threads), block_atomic_threads, 0, s, src, op, n, to.out);
   } else if constexpr (std::is_same_v<A, run_to_run>) {
-    std::size_t bytes = to.cub_bytes;
-    FUSEKIT_CUDA_TRY(
-        cub::DeviceReduce::Reduce(to.cub_temp, bytes, cub_input(src), to.cub_out, n, cub_op<Acc>(op), to.cub_init, s));
+    device_reduce_pass<A>::run(to.cub_temp, to.cub_bytes, src, to.cub_out, n, op, to.cub_init, s);
   } else if constexpr (std::is_same_v<A, deterministic>) {
     auto const kernel = tree_level_kernel<Acc, Src, Op>;
     launch(kernel, grids.tree_level(kernel, n), tree_lanes, 0, s, src, op, n, to.tree_out, to.tree_last, init);

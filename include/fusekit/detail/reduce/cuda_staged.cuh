@@ -17,7 +17,6 @@
 #include <fusekit/detail/host_data/router.hpp>
 #include <fusekit/policy.hpp>
 
-#include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -63,8 +62,9 @@ void cuda_reduce_pipelined(const char* function, const cuda& policy, std::int64_
   // Temporaries: the tree's levels, or CUB's scratch and one result per chunk.
   std::size_t cub_bytes = 0;
   if constexpr (cub) {
-    cub_bytes = std::max(cub_temp_bytes<Acc>(make_src(std::array<const std::byte*, I>{}), op, chunk),
-                         cub_temp_bytes<Acc>(array_source<Acc, Acc>{nullptr}, op, chunks));
+    cub_bytes = std::max(
+        device_reduce_pass<A>::template temp_bytes<Acc>(make_src(std::array<const std::byte*, I>{}), op, chunk),
+        device_reduce_pass<A>::template temp_bytes<Acc>(array_source<Acc, Acc>{nullptr}, op, chunks));
   }
   std::size_t const partial_at = align_up(cub_bytes);
   std::size_t const temp_bytes = tree  ? tree_temp_bytes<Acc>(n)
@@ -86,9 +86,7 @@ void cuda_reduce_pipelined(const char* function, const cuda& policy, std::int64_
                                    device_grids{});
                });
   if constexpr (cub) {
-    std::size_t bytes = cub_bytes;
-    FUSEKIT_CUDA_TRY(
-        cub::DeviceReduce::Reduce(temp.get(), bytes, partials, out, chunks, cub_op<Acc>(op), init, stream));
+    device_reduce_pass<A>::run(temp.get(), cub_bytes, array_source<Acc, Acc>{partials}, out, chunks, op, init, stream);
   } else if constexpr (tree) {
     cuda_tree_upper_levels(buffers, tiles, op, out, init, stream, device_grids{});
   }
@@ -121,10 +119,11 @@ void cuda_reduce_anywhere(const char* function, const cuda& policy, const Src& s
   result.write_back();
 }
 
-/// `fusekit::cuda_staged`'s reduction hook (detail/reduce/reduction.hpp):
-/// views anywhere. (The workspace forms take `const cuda&`: device memory.)
+/// `fusekit::cuda_staged`'s route, which the GPU's reduction hook
+/// (`run_reduce`, detail/reduce/cuda.cuh) takes for that policy: views
+/// anywhere. (The workspace forms take `const cuda&`: device memory.)
 template <class R, class A>
-auto run_reduce(reduce_tag, const cuda_staged& policy, const R& r, A algorithm) {
+auto staged_reduce(reduce_tag, const cuda_staged& policy, const R& r, A algorithm) {
   using Acc = typename R::accumulator;
   std::int64_t const n = check_reduction(r, algorithm);
   auto const into = [&](Acc* out) { cuda_reduce_anywhere(r.function, policy, r.src, n, out, algorithm, r.op, r.init); };

@@ -98,22 +98,29 @@ constexpr reduce_algorithm algorithm_id(A a) {
   }
 }
 
+/// Throws for a rejected run-time algorithm (what `visit_algorithm` could not
+/// turn into a tag), naming `function`; a tag passes.
+template <class A>
+void check_algorithm(const char* function, A algorithm) {
+  if constexpr (std::is_same_v<A, rejected_algorithm>) {
+    auto const id = algorithm.id;
+    bool const atomic = id == reduce_algorithm::naive_atomic || id == reduce_algorithm::block_atomic;
+    FUSEKIT_EXPECTS(!atomic, std::string(function) + ": reduce_algorithm::" + to_string(id) +
+                                 " needs an atomic for op on the accumulator type; atomics exist for fusekit::plus, "
+                                 "and for fusekit::minimum and fusekit::maximum on 32- and 64-bit integers. Use "
+                                 "run_to_run or deterministic");
+    FUSEKIT_EXPECTS(false, std::string(function) + ": algorithm is " + std::to_string(static_cast<int>(id)) +
+                               ", not a reduce_algorithm");
+  }
+}
+
 /// The checks every backend runs first (inside its collective check on
 /// fusekit::mpi and fusekit::nccl): the views, then the algorithm. Returns n.
 template <class R, class A>
 std::int64_t check_reduction(const R& r, A algorithm) {
   std::int64_t const n =
       R::returns_value ? check_sum_inputs(r.function, r.views) : check_sum_views(r.function, r.out, r.views);
-  if constexpr (std::is_same_v<A, rejected_algorithm>) {
-    auto const id = algorithm.id;
-    bool const atomic = id == reduce_algorithm::naive_atomic || id == reduce_algorithm::block_atomic;
-    FUSEKIT_EXPECTS(!atomic, std::string(r.function) + ": reduce_algorithm::" + to_string(id) +
-                                 " needs an atomic for op on the accumulator type; atomics exist for fusekit::plus, "
-                                 "and for fusekit::minimum and fusekit::maximum on 32- and 64-bit integers. Use "
-                                 "run_to_run or deterministic");
-    FUSEKIT_EXPECTS(false, std::string(r.function) + ": algorithm is " + std::to_string(static_cast<int>(id)) +
-                               ", not a reduce_algorithm");
-  }
+  check_algorithm(r.function, algorithm);
   return n;
 }
 

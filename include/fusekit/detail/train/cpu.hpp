@@ -27,6 +27,13 @@
 
 namespace fusekit {
 namespace detail {
+
+// This file is the CPU backend of fit and predict (see detail/core/dispatch.hpp).
+template <>
+struct backend_available<fit_tag, cpu> : std::true_type {};
+template <>
+struct backend_available<predict_tag, cpu> : std::true_type {};
+
 inline namespace train {
 
 /// W's rows in C: W itself when T is C, else a copy (rounded back by `finish`).

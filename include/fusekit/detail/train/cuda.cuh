@@ -237,23 +237,34 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   return report;
 }
 
-template <class T>
-fit_report run_fit(fit_tag, const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                   const gd_options& o) {
-  return cuda_fit(policy, X, Y, W, o);
+/// The GPU's fit hook, on `fusekit::cuda` (device memory) and
+/// `fusekit::cuda_staged` (X, Y and W anywhere: `staged_fit`,
+/// detail/train/cuda_staged.cuh).
+template <class P, class T, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
+fit_report run_fit(fit_tag, const P& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+  if constexpr (std::is_same_v<P, cuda_staged>) {
+    return staged_fit(fit_tag{}, policy, X, Y, W, o);
+  } else {
+    return cuda_fit(policy, X, Y, W, o);
+  }
 }
 
-template <class T>
-void run_predict(predict_tag, const cuda& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  const char* const f = "fusekit::predict";
-  check_predict(X, W, Y_hat);
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
-  if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
-  expect_device_memory(f, "X", X.data_handle());
-  expect_device_memory(f, "W", W.data_handle());
-  expect_device_memory(f, "Y_hat", Y_hat.data_handle());
-  launch_predict(policy.stream, tuning_of(policy).elementwise.block_threads, X.data_handle(), W.data_handle(),
-                 Y_hat.data_handle(), K, L, N);
+/// The GPU's predict hook, as `run_fit` (cuda_staged: `staged_predict`).
+template <class P, class T, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
+void run_predict(predict_tag, const P& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+  if constexpr (std::is_same_v<P, cuda_staged>) {
+    staged_predict(predict_tag{}, policy, X, W, Y_hat);
+  } else {
+    const char* const f = "fusekit::predict";
+    check_predict(X, W, Y_hat);
+    std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
+    if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
+    expect_device_memory(f, "X", X.data_handle());
+    expect_device_memory(f, "W", W.data_handle());
+    expect_device_memory(f, "Y_hat", Y_hat.data_handle());
+    launch_predict(policy.stream, tuning_of(policy).elementwise.block_threads, X.data_handle(), W.data_handle(),
+                   Y_hat.data_handle(), K, L, N);
+  }
 }
 
 }  // namespace train

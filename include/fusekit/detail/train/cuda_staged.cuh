@@ -110,14 +110,16 @@ fit_report cuda_fit_anywhere(const cuda_staged& policy, matrix<const T> X, matri
   return report;
 }
 
+/// `fusekit::cuda_staged`'s routes, which the GPU's fit and predict hooks
+/// (detail/train/cuda.cuh) take for that policy: X, Y and W anywhere.
 template <class T>
-fit_report run_fit(fit_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
-                   const gd_options& o) {
+fit_report staged_fit(fit_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                      const gd_options& o) {
   return cuda_fit_anywhere(policy, X, Y, W, o);
 }
 
 template <class T>
-void run_predict(predict_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+void staged_predict(predict_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
   check_predict(X, W, Y_hat);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
