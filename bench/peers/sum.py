@@ -74,36 +74,50 @@ def gpu_peers(np, report):
                 i += stride
     for n in pc.sizes(GPU_SIZES):
         for name, dtype, acc in SERIES:
-            x = pc.sum_inputs(np, n, np.dtype(dtype))
-            ref = reference(np, x)
-            acc_dtype = np.dtype(acc) if acc else x.dtype
+            acc_dtype = np.dtype(acc) if acc else np.dtype(dtype)
+            # The inputs are made where they are summed: with CuPy on the GPU
+            # (the same hash as bench/reduce.cu, element for element), and the
+            # float64 (integers: int64) reference summed there too. Made with
+            # NumPy, 2^28 of them took about 20 s each on the host.
+            if cp is not None:
+                cx = pc.sum_inputs(cp, n, np.dtype(dtype))
+                ref = float(cp.sum(cx, dtype=cp.float64 if cx.dtype.kind == "f" else cp.int64))
+                nbytes = cx.nbytes
+            else:
+                cx = pc.sum_inputs(np, n, np.dtype(dtype))
+                ref = reference(np, cx)
+                nbytes = cx.nbytes
             if numba_cuda is not None and n <= (1 << 24):  # one atomic per element: as in fusekit's bench
-                dx = numba_cuda.to_device(x)
+                dx = numba_cuda.as_cuda_array(cx) if cp is not None else numba_cuda.to_device(cx)
                 out = numba_cuda.device_array(1, dtype=acc_dtype if acc_dtype.kind == "f" else np.int64)
-                src = dx if acc is None or acc_dtype.kind != "f" else numba_cuda.to_device(x.astype(acc_dtype))
+                if acc is not None and acc_dtype.kind == "f":
+                    src = numba_cuda.as_cuda_array(cx.astype(acc_dtype)) if cp is not None else \
+                        numba_cuda.to_device(cx.astype(acc_dtype))
+                else:
+                    src = dx
 
                 def run():
                     out[:1] = 0
                     atomic_sum[1024, 256](src, out)
                 run()
-                report.add(f"gpu/numba_cuda_atomic/{name}/{n}", n, pc.time_it(run, numba_cuda.synchronize), x.nbytes,
+                report.add(f"gpu/numba_cuda_atomic/{name}/{n}", n, pc.time_it(run, numba_cuda.synchronize), nbytes,
                            rel_error(out.copy_to_host()[0], ref))
                 del dx, src, out
             if cp is not None:
-                cx = cp.asarray(x)
                 sync = cp.cuda.Device().synchronize
                 run = (lambda: cp.sum(cx, dtype=acc_dtype))
-                report.add(f"gpu/cupy_sum/{name}/{n}", n, pc.time_it(run, sync), x.nbytes, rel_error(run(), ref))
-                del cx
-                cp.get_default_memory_pool().free_all_blocks()
+                report.add(f"gpu/cupy_sum/{name}/{n}", n, pc.time_it(run, sync), nbytes, rel_error(run(), ref))
             if torch is not None:
-                tx = torch.from_numpy(x).cuda()
+                tx = torch.as_tensor(cx, device="cuda") if cp is not None else torch.from_numpy(cx).cuda()
                 tdtype = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}[acc_dtype.name]
                 run = (lambda: torch.sum(tx, dtype=tdtype))
-                report.add(f"gpu/torch_sum/{name}/{n}", n, pc.time_it(run, torch.cuda.synchronize), x.nbytes,
+                report.add(f"gpu/torch_sum/{name}/{n}", n, pc.time_it(run, torch.cuda.synchronize), nbytes,
                            rel_error(run().item(), ref))
                 del tx
                 torch.cuda.empty_cache()
+            del cx
+            if cp is not None:
+                cp.get_default_memory_pool().free_all_blocks()
 
 
 if __name__ == "__main__":

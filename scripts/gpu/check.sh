@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# The GPU machine's check, as two calls made back to back (docs/gpu-check.md, "On a
-# GPU machine", gives the exact commands):
+# The GPU machine's check, one command (docs/gpu-check.md, "On a GPU machine",
+# gives it exactly):
 #
-#   --call 1  prepare, test, bench, peer_layer (≤ 5 min): the test verdicts and
-#             the figures P1-P6 (bench/compare.py --figures)
-#   --call 2  prepare, sanitize, peers (≤ 4 min): compute-sanitizer memcheck and
-#             racecheck on a subset, then the Python peers of the sum, the
-#             trainer and host data
+#   (default) prepare, test, bench, peer_layer, sanitize, peers in 510 s: the
+#             test verdicts, the figures P1-P6 (bench/compare.py --figures),
+#             compute-sanitizer memcheck and racecheck on a subset, and the
+#             Python peers of the sum, the trainer and host data
+#   --call 1  the first half alone (prepare, test, bench, peer_layer; 285 s)
+#   --call 2  the second half alone (prepare, sanitize, peers; 225 s)
 #
 #   prepare    unpack the programs scripts/gpu/bundle.sh built (.gpu-bundle/
 #              prebuilt.tar.xz) when their source hash is this tree's, and find
@@ -20,39 +21,49 @@
 #   sanitize   compute-sanitizer on small cases that reach every kernel, side by side
 #   peers      the sum, the trainer and host data in NumPy/CuPy/PyTorch/Numba
 #
-#   scripts/gpu/check.sh --call 1|2 [--out DIR] [--bundle DIR] [--budget S] [--only S,...]
+#   scripts/gpu/check.sh [--call 1|2] [--out DIR] [--bundle DIR] [--budget S] [--only S,...]
 #                        [--no-prebuilt] [--hide-system-packages] [--bench-filter RE] [--bench-sizes LIST]
+#                        [--plant]
 #
 #   --out DIR        where results go (default: bench/results/<date>_<gpu>)
 #   --bundle DIR     what scripts/gpu/bundle.sh made (default: .gpu-bundle)
-#   --budget S       seconds for the whole call (default: 285 for call 1, 225 for
-#                    call 2); every step gets what is left under its own cap, and a
-#                    step that would start with under 5 s left is skipped and says so
+#   --budget S       seconds for the whole call (default: 510; 285 for call 1, 225 for
+#                    call 2). Each stage has its own cap (stage_cap below) and each
+#                    step its own within it: a step gets the least of its cap, what
+#                    is left of its stage's and what is left of the budget, and one
+#                    that would start with under 5 s is skipped and says so. So a
+#                    stage that runs long stops at its cap, and the stages after it
+#                    still run.
 #   --only S,...     just these stages of the call (prepare always runs)
 #   --no-prebuilt    build from source even when the prebuilt programs match
 #   --hide-system-packages   a source build ignores /usr for find_package
 #   --bench-filter RE, --bench-sizes LIST   what the benches run (default ^(gpu|host)/ and
 #                    their own sizes; a rehearsal without a GPU picks CPU runs)
+#   --plant          rehearsal only (scripts/gpu/rehearse.sh): after prepare, one
+#                    program that cannot load (a library missing) and one bench
+#                    that crashes halfway through its JSON take the places of
+#                    host_data_gpu_test and train_bench
 #
-# Files, written as each stage ends, so that a call stopped at its limit still
-# returns what it did (at most 8 per call): call 1 writes summary-1.txt,
-# log-1.txt, the four <bench>.json and peer_hidden_layer.json; call 2 writes
-# summary-2.txt, log-2.txt, peer_sum.json, peer_train.json and
-# peer_host_pipeline.json. Commit both calls' files in one folder,
-# bench/results/<date>_<gpu>/; bench/compare.py reads it whole.
+# Three files, rewritten as each stage ends, so that a call stopped at its
+# limit still returns what it did: summary-<call>.txt, log-<call>.txt, and
+# results-<call>.tar with the four <bench>.json and the peers' peer_*.json
+# (call is all, 1 or 2). Unpack the tar into bench/results/<date>_<gpu>/ beside
+# the summary; bench/compare.py reads the folder whole. A bench stopped or
+# crashed mid-file is closed after its last whole run (bench/close_json.py).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . scripts/gpu/programs.sh
 export PATH="/usr/local/cuda/bin:${PATH}"
 export PYTHONUNBUFFERED=1
 
-call=""
+call=all
 out=""
 bundle=.gpu-bundle
 budget=""
 only=""
 prebuilt=1
 hide=0
+plant=0
 bench_filter='^(gpu|host)/'  # the host-data bench's runs are host/...: GPU runs too
 bench_sizes=""
 while (($#)); do
@@ -66,14 +77,16 @@ while (($#)); do
     --hide-system-packages) hide=1; shift ;;
     --bench-filter) bench_filter=$2; shift 2 ;;
     --bench-sizes) bench_sizes=$2; shift 2 ;;
-    -h|--help) sed -n '3,41p' "$0"; exit 0 ;;
+    --plant) plant=1; shift ;;
+    -h|--help) sed -n '3,54p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$call" in
+  all) stages="test,bench,peer_layer,sanitize,peers"; budget=${budget:-510} ;;
   1) stages="test,bench,peer_layer"; budget=${budget:-285} ;;
   2) stages="sanitize,peers"; budget=${budget:-225} ;;
-  *) echo "gpu-check: --call 1 or --call 2 (see --help)" >&2; exit 2 ;;
+  *) echo "gpu-check: --call takes 1 or 2 (or nothing: the whole check; see --help)" >&2; exit 2 ;;
 esac
 if [ -n "$only" ]; then
   for s in ${only//,/ }; do
@@ -90,22 +103,32 @@ summary="$out/summary-$call.txt"
 log="$out/log-$call.txt"
 : > "$summary"
 : > "$log"
+# Each stage's seconds at most (the budget is shared as well): with the
+# prebuilt programs prepare takes seconds, and the six fit 510 s.
+declare -A stage_cap=([prepare]=250 [test]=90 [bench]=140 [peer_layer]=60 [sanitize]=90 [peers]=100)
 build=build-gpu
 jobs=$(nproc)
 # A copied tree has no git: hash the files the bundle recorded (scripts/gpu/programs.sh).
 export FUSEKIT_SOURCE_LIST="$bundle/SOURCE_FILES"
 tmp=$(mktemp -d)  # scratch outside $out: only the result files go there
 trap 'rm -rf "$tmp"' EXIT
+res="$tmp/results"  # the JSONs, packed into $out/results-<call>.tar as each stage ends
+mkdir -p "$res"
+pack() { tar -cf "$out/results-$call.tar" -C "$res" . 2>> "$log"; }
 t0=$(date +%s)
+stage_end=$((t0 + budget))
 status=0
 stage_times=()
 
 elapsed() { echo $(($(date +%s) - t0)); }
 say() { echo "$*" | tee -a "$summary"; }
 wants() { [[ ",$stages," == *",$1,"* ]]; }
-# Seconds a step may take: its cap, or what is left of the budget; never below 0.
+# Seconds a step may take: its cap, or what is left of its stage's cap or of
+# the budget, whichever is least; never below 0.
 allow() {
   local left=$((budget - $(elapsed)))
+  local in_stage=$((stage_end - $(date +%s)))
+  ((in_stage < left)) && left=$in_stage
   local a=$((left < $1 ? left : $1))
   echo $((a > 0 ? a : 0))
 }
@@ -116,7 +139,7 @@ bounded() {
   t=$(allow "$1")
   shift
   if ((t < 5)); then
-    echo "skipped (the ${budget}s budget is spent): $*" >> "$log"
+    echo "skipped (the stage's cap or the ${budget}s budget is spent): $*" >> "$log"
     return 125
   fi
   timeout "$t" "$@"
@@ -132,17 +155,21 @@ rc_word() {  # what an exit status means here
 begin() {
   stage=$1
   stage_start=$(date +%s)
-  echo "[$(elapsed)s] == $stage" | tee -a "$log"
+  stage_end=$((stage_start + ${stage_cap[$stage]}))
+  ((stage_end > t0 + budget)) && stage_end=$((t0 + budget))
+  echo "[$(elapsed)s] == $stage (at most $((stage_end - stage_start))s)" | tee -a "$log"
 }
 end() {  # end STATUS-WORDS
   local took=$(($(date +%s) - stage_start))
   stage_times+=("$stage ${took}s ($1)")
   say "[$(elapsed)s] stage $stage: $1 in ${took}s"
   [ "$1" = ok ] || status=1
+  stage_end=$((t0 + budget))
+  pack
 }
 # Whether a stage has time to start; else says it is skipped.
 has_time() {
-  if (($(allow 100000) < 5)); then
+  if ((budget - $(elapsed) < 5)); then
     say "[$(elapsed)s] stage $1: skipped, the ${budget}s budget is spent"
     stage_times+=("$1 skipped")
     status=1
@@ -215,6 +242,35 @@ resolve_libraries() {
   done
 }
 
+# --plant (scripts/gpu/rehearse.sh): in place of host_data_gpu_test, a program
+# that needs a library that is not there; in place of train_bench, a bench
+# that writes one run of its JSON and crashes in the middle of the next.
+plant_programs() {
+  ((plant)) || return 0
+  local d="$tmp/plant"
+  mkdir -p "$d"
+  echo 'int fusekit_planted(void) { return 0; }' > "$d/lib.c"
+  echo 'int fusekit_planted(void); int main(void) { return fusekit_planted(); }' > "$d/main.c"
+  if cc -shared -fPIC -o "$d/libfusekit_planted.so" "$d/lib.c" && cc -o "$d/unloadable" "$d/main.c" -L"$d" -lfusekit_planted; then
+    rm -f "$d/libfusekit_planted.so"
+    rm -f "$bin/host_data_gpu_test"
+    cp "$d/unloadable" "$bin/host_data_gpu_test"
+  else
+    say "plant: no C compiler, the unloadable program is not planted"
+  fi
+  rm -f "$bin/train_bench"
+  cat > "$bin/train_bench" <<'PLANT'
+#!/usr/bin/env bash
+for a in "$@"; do case "$a" in --benchmark_out=*) out=${a#--benchmark_out=} ;; esac; done
+printf '{\n  "context": {"date": "planted", "library_build_type": "release"},\n  "benchmarks": [\n' > "$out"
+printf '    {"name": "planted/whole", "run_type": "iteration", "iterations": 1, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ns"},\n' >> "$out"
+printf '    {"name": "planted/cut", "run_type": "itera' >> "$out"
+kill -SEGV $$
+PLANT
+  chmod +x "$bin/train_bench"
+  say "plant: host_data_gpu_test cannot load, train_bench crashes after one run"
+}
+
 unpack_prebuilt() {
   local pack="$bundle/prebuilt.tar.xz"
   [ -f "$pack" ] || { say "prepare: no $pack (scripts/gpu/bundle.sh makes it)"; return 1; }
@@ -230,11 +286,11 @@ unpack_prebuilt() {
   fi
   bin="$build/prebuilt/bin"
   grep -E "^(built|commit|nvcc|host compiler|fusekit: NCCL|carried)" "$build/prebuilt/MANIFEST" | sed 's/^/prebuilt: /' | tee -a "$summary"
+  plant_programs
   resolve_libraries "$(cd "$build/prebuilt/lib" && pwd)"
-  if ((${#unusable[@]})); then
-    say "prepare: ${#unusable[@]} prebuilt programs cannot load here"
-    return 1
-  fi
+  # The others run as built; those that cannot load are skipped, each named
+  # with the library it lacks (runnable), and nothing is rebuilt for them.
+  ((${#unusable[@]})) && say "prepare: ${#unusable[@]} prebuilt programs cannot load here and will not run: ${!unusable[*]}"
   local nccl
   nccl=$(grep -o 'fusekit: NCCL not found.*' "$build/prebuilt/MANIFEST")
   [ -n "$nccl" ] && not_built+=("nccl_gpu_test: ${nccl#fusekit: }")
@@ -270,6 +326,7 @@ build_here() {
   rm -rf "$bin"
   mkdir -p "$bin"
   for p in "${targets[@]}"; do ln -s "$(cd "$(dirname "$(fusekit_program_path "$src" "$p")")" && pwd)/$p" "$bin/$p"; done
+  plant_programs
   unusable=()
   resolve_libraries ""
 }
@@ -344,16 +401,18 @@ fi
 if wants bench && ((prepared)) && has_time bench; then
   begin bench
   bench_rc=0
-  declare -A cap=([elementwise_bench]=40 [reduce_bench]=60 [train_bench]=60 [host_pipeline_bench]=60)
+  declare -A cap=([elementwise_bench]=30 [reduce_bench]=40 [train_bench]=35 [host_pipeline_bench]=35)  # 140 s: the stage cap
   for b in "${FUSEKIT_GPU_BENCHES[@]}"; do
     runnable "$b" || { bench_rc=1; continue; }
-    args=("--benchmark_filter=$bench_filter" --benchmark_min_time=0.05 "--benchmark_out=$out/$b.json"
+    args=("--benchmark_filter=$bench_filter" --benchmark_min_time=0.05 "--benchmark_out=$res/$b.json"
           --benchmark_out_format=json --benchmark_counters_tabular=true)
     [ -n "$bench_sizes" ] && args+=("--sizes=$bench_sizes")
     t=$(date +%s)
     bounded "${cap[$b]}" env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/$b" "${args[@]}" >> "$log" 2>&1
     rc=$?
-    runs=$(grep -c '"run_type": "iteration"' "$out/$b.json" 2>/dev/null)
+    # A bench stopped by its limit or crashed leaves its JSON open: keep its whole runs.
+    ((rc != 0)) && [ -f "$res/$b.json" ] && python3 bench/close_json.py "$res/$b.json" | sed "s|^$res/||" | tee -a "$summary"
+    runs=$(grep -c '"run_type": "iteration"' "$res/$b.json" 2>/dev/null)
     # A bench that ran nothing (a filter that matches none of its runs) recorded nothing: a failure
     # where a GPU is visible; without one (a rehearsal) a bench of GPU runs alone has nothing to run.
     none=" (none ran)"
@@ -364,19 +423,19 @@ if wants bench && ((prepared)) && has_time bench; then
     ((rc == 0)) || bench_rc=1
   done
   mkdir -p "$build/last-call-1"
-  cp "$out"/*_bench.json "$build/last-call-1/" 2>/dev/null
-  python3 bench/summarize.py "$out" >> "$summary" 2>> "$log"
+  cp "$res"/*_bench.json "$build/last-call-1/" 2>/dev/null
+  python3 bench/summarize.py "$res" >> "$summary" 2>> "$log"
   ((bench_rc == 0)) && end ok || end FAILED
 fi
 
 if wants peer_layer && has_time peer_layer; then
   begin peer_layer
-  bounded 80 python3 bench/peers/hidden_layer.py --gpu-only --sizes 2^28 --out "$out/peer_hidden_layer.json" >> "$log" 2>&1
+  bounded 80 python3 bench/peers/hidden_layer.py --gpu-only --sizes 2^28 --out "$res/peer_hidden_layer.json" >> "$log" 2>&1
   rc=$?
-  runs=$(grep -c '"run_type"' "$out/peer_hidden_layer.json" 2>/dev/null)
+  runs=$(grep -c '"run_type"' "$res/peer_hidden_layer.json" 2>/dev/null)
   say "peer hidden_layer: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"
-  cp "$out/peer_hidden_layer.json" "$build/last-call-1/" 2>/dev/null
-  python3 bench/compare.py "$out" --figures >> "$summary" 2>> "$log"
+  cp "$res/peer_hidden_layer.json" "$build/last-call-1/" 2>/dev/null
+  python3 bench/compare.py "$res" --figures >> "$summary" 2>> "$log"
   ((rc == 0)) && end ok || end "$(rc_word $rc)"
 fi
 
@@ -387,29 +446,36 @@ if wants sanitize && ((prepared)) && has_time sanitize; then
   if command -v compute-sanitizer >/dev/null; then
     # Small cases that reach every kernel: elementwise, the four sums (tree,
     # atomics, CUB), both trainer paths and predict, the host-data pipeline.
-    # Under a sanitizer a kernel runs 10-100x slower; the runs go side by side.
+    # Under a sanitizer a kernel runs 10-100x slower.
     declare -A subset=(
       [elementwise_gpu_test]="GpuTransform.FusedEqualsUnfusedBitForBit:GpuTransform.FourInputsWithADeviceLambdaInPlace:GpuTransform.GraphCapturedCallReplays"
       [reduce_gpu_test]="GpuSum.IntegersExactAndEmptyIsZero:GpuSum.SpecialValuesPropagate:GpuTransformReduce.*:GpuReduce.IntegerMinMaxWithAtomics"
       [train_gpu_test]="GpuFit.ShortFitOnBothPathsForTheSanitizers:GpuPredict.*:CudaResources.WorkspaceOverloadsAllocateNothing"
       [host_data_gpu_test]="HostData.ShortPipelineForTheSanitizers"
     )
-    declare -A san_pid=()
+    # One after another (seven at once on one GPU contend for it), each under
+    # its cap and the stage's. A tool that does not get as far as starting the
+    # program (no GoogleTest line in its output) is "not run", not a failure
+    # of fusekit's.
     for tool in memcheck racecheck; do
       for p in elementwise_gpu_test reduce_gpu_test train_gpu_test host_data_gpu_test; do
         [ "$tool" = racecheck ] && [ "$p" = elementwise_gpu_test ] && continue  # no shared memory there
         runnable "$p" || { san_rc=1; continue; }
-        bounded 90 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" compute-sanitizer --tool "$tool" \
-          --error-exitcode 3 "$bin/$p" --gtest_filter="${subset[$p]}" > "$tmp/$tool.$p.txt" 2>&1 &
-        san_pid[$tool.$p]=$!
+        k="$tool.$p"
+        bounded 60 env LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" compute-sanitizer --tool "$tool" \
+          --error-exitcode 3 "$bin/$p" --gtest_filter="${subset[$p]}" > "$tmp/$k.txt" 2>&1
+        rc=$?
+        { echo "=== $k (rc $rc)"; cat "$tmp/$k.txt"; } >> "$log"
+        if ((rc == 125)); then
+          say "$k: $(rc_word $rc)"
+          san_rc=1
+        elif ((rc != 0)) && ! grep -q '^\[==========\] Running' "$tmp/$k.txt"; then
+          say "$k: not run (the tool did not start the program: $(grep -v '^\s*$' "$tmp/$k.txt" | tail -n 1))"
+        else
+          say "$k: $(rc_word $rc); $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/$k.txt" | tail -n 1); $(grep -E '^\[  (PASSED|FAILED)' "$tmp/$k.txt" | tr '\n' ' ')"
+          ((rc == 0)) || san_rc=1
+        fi
       done
-    done
-    for k in "${!san_pid[@]}"; do
-      wait "${san_pid[$k]}"
-      rc=$?
-      { echo "=== $k (rc $rc)"; cat "$tmp/$k.txt"; } >> "$log"
-      say "$k: $(rc_word $rc); $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/$k.txt" | tail -n 1); $(grep -E '^\[  (PASSED|FAILED)' "$tmp/$k.txt" | tr '\n' ' ')"
-      ((rc == 0)) || san_rc=1
     done
   else
     say "compute-sanitizer not found"
@@ -425,20 +491,23 @@ if wants peers && has_time peers; then
   for p in sum train host_pipeline; do
     extra=()
     [ "$p" = train ] && extra=(--budget 3)  # seconds per fit: long loops compare per iteration
-    bounded 55 python3 "bench/peers/$p.py" --gpu-only --out "$out/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
+    bounded 55 python3 "bench/peers/$p.py" --gpu-only --out "$res/peer_$p.json" "${extra[@]}" >> "$log" 2>&1
     rc=$?
-    runs=$(grep -c '"run_type"' "$out/peer_$p.json" 2>/dev/null)
+    runs=$(grep -c '"run_type"' "$res/peer_$p.json" 2>/dev/null)
     say "peer $p: $(rc_word $rc), ${runs:-0} runs$( ((${runs:-0} > 0)) || echo ' (see log: a stack missing?)')"
     ((rc == 0)) || peers_rc=1
   done
-  # With call 1's results still on this machine, the tables against fusekit.
-  if compgen -G "$build/last-call-1/*.json" >/dev/null; then
-    cp "$out"/peer_*.json "$build/last-call-1/" 2>/dev/null
+  # The tables against fusekit: this call's benches, or call 1's still on this machine.
+  if compgen -G "$res/*_bench.json" >/dev/null; then
+    python3 bench/compare.py "$res" >> "$summary" 2>> "$log"
+  elif compgen -G "$build/last-call-1/*.json" >/dev/null; then
+    cp "$res"/peer_*.json "$build/last-call-1/" 2>/dev/null
     python3 bench/compare.py "$build/last-call-1" >> "$summary" 2>> "$log"
   fi
   ((peers_rc == 0)) && end ok || end FAILED
 fi
 
+pack
 say ""
 say "stage times: $(IFS=';'; echo "${stage_times[*]}")"
 say "[$(elapsed)s] done: $out ($([ $status -eq 0 ] && echo 'all checks passed' || echo 'SOME CHECKS FAILED'))"

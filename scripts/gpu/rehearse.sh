@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Rehearses the GPU machine's two calls here, as that machine will see them:
+# Rehearses the GPU machine's one command here, as that machine will see it:
 # GoogleTest and Google Benchmark hidden (headers, libraries, CMake packages
 # and sources, behind empty mounts in a private mount namespace), the bundle
-# of scripts/gpu/bundle.sh in .gpu-bundle, and each call's files in a folder
-# of its own, as the device tool's $OUT. Then prints each call's stage times.
+# of scripts/gpu/bundle.sh in .gpu-bundle, and the files in a folder of their
+# own, as the device tool's $OUT. With --plant, as a rehearsal should: one
+# program that cannot load and one bench that crashes mid-JSON; then it
+# checks that the others still ran from the prebuilt programs (no rebuild),
+# that the crashed bench's whole run was kept, and that at most 8 files came
+# back. Prints the stage times.
 #
 #   scripts/gpu/rehearse.sh [OUT]          (default: /tmp/gpu-rehearsal; needs root for unshare)
 #   scripts/gpu/rehearse.sh OUT --source   the same, building the programs from source
@@ -30,7 +34,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
           --bench-sizes 2^16)
 fi
 rm -rf "$out"
-mkdir -p "$out/call1" "$out/call2"
+mkdir -p "$out/check"
 hidden=(/usr/include/gtest /usr/include/gmock /usr/include/benchmark /usr/src/googletest
         /usr/lib/x86_64-linux-gnu/cmake/GTest /usr/lib/x86_64-linux-gnu/cmake/benchmark)
 hidden+=(/usr/lib/x86_64-linux-gnu/libgtest*.a /usr/lib/x86_64-linux-gnu/libgmock*.a
@@ -46,10 +50,40 @@ for p in ${hidden[*]}; do
 done
 [ ! -s /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian ] && [ ! -e /usr/include/gtest/gtest.h ] &&
   echo "gpu-rehearse: GoogleTest and Google Benchmark hidden"
-for call in 1 2; do
-  start=\$(date +%s)
-  bash scripts/gpu/check.sh --call \$call --out "\$out/call\$call" "\$@" > "\$out/call\$call.console" 2>&1
-  echo "call \$call: rc \$? in \$((\$(date +%s) - start)) s; \$(ls "\$out/call\$call" | wc -l) files: \$(ls "\$out/call\$call" | tr '\n' ' ')"
-  grep -E "^stage times:|^\[[0-9]+s\] done" "\$out/call\$call/summary-\$call.txt"
-done
+# A sanitizer that refuses to start, where none is installed: its runs must
+# read "not run", not a failure of fusekit's.
+if ! command -v compute-sanitizer >/dev/null; then
+  mkdir -p "\$out/fake-tools"
+  printf '#!/bin/sh\necho "========= Error: no device the tool can attach to (planted)"\nexit 1\n' > "\$out/fake-tools/compute-sanitizer"
+  chmod +x "\$out/fake-tools/compute-sanitizer"
+  export PATH="\$out/fake-tools:\$PATH"
+  fake_sanitizer=1
+else
+  fake_sanitizer=0
+fi
+start=\$(date +%s)
+bash scripts/gpu/check.sh --plant --out "\$out/check" "\$@" > "\$out/check.console" 2>&1
+rc=\$?
+files=\$(ls "\$out/check" | wc -l)
+echo "check: rc \$rc in \$((\$(date +%s) - start)) s; \$files files: \$(ls "\$out/check" | tr '\n' ' ')"
+summary="\$out/check/summary-all.txt"
+grep -E "^stage times:|^\[[0-9]+s\] done" "\$summary"
+bad=0
+expect() {  # expect REGEX WHAT
+  if grep -Eq "\$1" "\$summary"; then echo "rehearsal: \$2: yes"; else echo "rehearsal: \$2: NO"; bad=1; fi
+}
+expect '^host_data_gpu_test: not run [(]cannot load: libfusekit_planted' "the unloadable program is named and skipped"
+expect '^elementwise_gpu_test: ok' "the programs that load ran as prebuilt"
+expect 'train_bench.json: closed after 1 runs' "the crashed bench's whole run is kept"
+expect '^bench train_bench: FAILED [(]rc [0-9]+[)], 1 runs' "the crash is reported with what it wrote"
+expect '^[[][0-9]+s[]] stage peers: ' "the last stage was reached"
+if ((fake_sanitizer)); then
+  expect '^memcheck.reduce_gpu_test: not run [(]the tool did not start the program' "a sanitizer that does not start is not run"
+fi
+if grep -q 'prepare: the prebuilt programs are of another tree' "\$summary"; then
+  echo "rehearsal: the prebuilt programs are not this tree's (bash scripts/gpu/bundle.sh)"; bad=1
+fi
+tar -tf "\$out/check/results-all.tar" | grep -q 'train_bench.json' || { echo "rehearsal: results-all.tar lacks train_bench.json"; bad=1; }
+((files <= 8)) || { echo "rehearsal: \$files files came back, more than 8"; bad=1; }
+exit \$bad
 SCRIPT

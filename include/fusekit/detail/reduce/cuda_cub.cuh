@@ -72,8 +72,8 @@ struct device_reduce_pass<run_to_run> {
     return bytes;
   }
   template <class Acc, class Src, class Op>
-  static void run(std::byte* temp, std::size_t bytes, const Src& src, Acc* out, std::int64_t n, const Op& op,
-                  Acc init, cudaStream_t stream) {
+  static void run(std::byte* temp, std::size_t bytes, const Src& src, Acc* out, std::int64_t n, const Op& op, Acc init,
+                  cudaStream_t stream) {
     FUSEKIT_CUDA_TRY(cub::DeviceReduce::Reduce(temp, bytes, cub_input(src), out, n, cub_op<Acc>(op), init, stream));
   }
 };

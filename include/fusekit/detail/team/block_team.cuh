@@ -9,7 +9,6 @@
 
 #include <fusekit/config.hpp>
 
-#include <cub/util_arch.cuh>
 #include <cub/warp/warp_reduce.cuh>
 
 #include <cstdint>
@@ -18,8 +17,9 @@ namespace fusekit {
 namespace detail {
 inline namespace team {
 
-/// Threads in a warp, from CUB.
-inline constexpr int warp_threads = cub::detail::warp_threads;
+/// Threads in a warp: 32 on every CUDA architecture (CUDA's `warpSize`, which
+/// is a run-time value only for the language's sake).
+inline constexpr int warp_threads = 32;
 
 /// Most warps a block_team has (1024 threads).
 inline constexpr int block_team_max_warps = 1024 / warp_threads;
@@ -27,7 +27,8 @@ inline constexpr int block_team_max_warps = 1024 / warp_threads;
 /// Shared memory a block_team needs, in doubles: a slot per warp and one for the total.
 inline constexpr int block_team_scratch = block_team_max_warps + 1;
 
-/// A thread block, whole warps only (blockDim.x a multiple of the warp size).
+/// A thread block of any size up to 1024 (fusekit launches whole warps; a
+/// last warp that is partial is summed over its members only).
 class block_team {
  public:
   /// `scratch`: `block_team_scratch` doubles of shared memory, for this team alone.
@@ -52,13 +53,17 @@ class block_team {
     using warp_reduce = cub::WarpReduce<R>;
     __shared__ typename warp_reduce::TempStorage storage[block_team_max_warps];
     R* const slots = reinterpret_cast<R*>(scratch_);
+    int const members = static_cast<int>(blockDim.x);
     int const warp = static_cast<int>(threadIdx.x) / warp_threads;
-    R const warp_sum = warp_reduce(storage[warp]).Sum(part);
+    int const lanes = members - warp * warp_threads;  // this warp's members: fewer than 32 in a partial last warp
+    R const warp_sum =
+        lanes >= warp_threads ? warp_reduce(storage[warp]).Sum(part) : warp_reduce(storage[warp]).Sum(part, lanes);
     if (static_cast<int>(threadIdx.x) % warp_threads == 0) { slots[warp] = warp_sum; }
     __syncthreads();
     if (threadIdx.x == 0) {
       R t = R(0);
-      for (int w = 0; w < static_cast<int>(blockDim.x) / warp_threads; ++w) { t = t + slots[w]; }
+      int const warps = (members + warp_threads - 1) / warp_threads;
+      for (int w = 0; w < warps; ++w) { t = t + slots[w]; }
       slots[block_team_max_warps] = t;
     }
     __syncthreads();

@@ -25,9 +25,13 @@ namespace detail {
 inline namespace train {
 
 /// λ of the symmetric L × L matrix A (of M^½ A M^½ with `jacobi`) into
-/// *lambda, by one block; v and u are L doubles of scratch each.
+/// *lambda, by one block of up to 1024 threads (train_tuning's
+/// power_iteration_max_threads); v and u are L doubles of scratch each. The
+/// launch bound holds ptxas to the 64 registers a 1024-thread block can have,
+/// so that a larger L never makes the launch fail.
 template <class T>
-__global__ void power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda, bool jacobi) {
+__global__ void __launch_bounds__(1024)
+    power_iteration_kernel(const T* A, std::int64_t L, double* v, double* u, double* lambda, bool jacobi) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
   double const result = symmetric_power_iteration(team, A, L, v, u, jacobi);
