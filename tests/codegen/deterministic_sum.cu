@@ -28,6 +28,10 @@ void sum_int64(::cuda::std::span<const std::int64_t> a, std::int64_t* out) {
   fusekit::reduce_sum(fusekit::cuda{}, a, out, fusekit::reduce_algorithm::deterministic);
 }
 
+void min_float(::cuda::std::span<const float> a, float* out) {
+  fusekit::reduce(fusekit::cuda{}, a, out, fusekit::minimum{}, 1e30f, fusekit::reduce_algorithm::deterministic);
+}
+
 void max_double(::cuda::std::span<const double> a, double* out) {
   fusekit::reduce(fusekit::cuda{}, a, out, fusekit::maximum{}, -1e300, fusekit::reduce_algorithm::deterministic);
 }

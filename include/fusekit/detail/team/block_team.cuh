@@ -8,10 +8,12 @@
 /// so a block gives the same bits on every run.
 
 #include <fusekit/config.hpp>
+#include <fusekit/reduce_types.hpp>
 
 #include <cub/warp/warp_reduce.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace fusekit {
 namespace detail {
@@ -83,15 +85,21 @@ class block_team {
   }
 
   /// See detail/team/team.hpp: member l loads a batch of its rows into registers,
-  /// then combines them in row order. The batch is every row for accumulators
-  /// of 4 bytes, and `wide_batch` rows for 8-byte ones: 32 of those in
-  /// registers took the tree kernel to ~150 registers, one block per SM.
+  /// then combines them in row order. The batch is every row for a sum in
+  /// 4-byte accumulators, `op_batch` rows for another op on them (IEEE minimum
+  /// and maximum, and callers' ops, take more registers per value: float
+  /// minimum over 32 rows spilled at the 64-register cap), and `wide_batch`
+  /// rows for 8-byte accumulators: 32 of those in registers took the tree
+  /// kernel to ~150 registers, one block per SM. The batch groups the loads
+  /// only: the values combine in row order whatever it is, so the bits do not
+  /// depend on it.
   /// The batches do not run in sequence: ptxas issues the next batch's loads
   /// before this one's adds, and keeps 4-byte elements unconverted until
   /// added (32 loads in flight; codegen.tree_loads_in_flight counts them).
   template <int Rows, class Acc, class Count, class Value, class Op, class Access>
   __device__ void column_reduce(Acc* lane, const Count& count, const Value& value, const Op& op, const Access&) const {
-    constexpr int batch = sizeof(Acc) > 4 && Rows > wide_batch ? wide_batch : Rows;
+    constexpr int most = sizeof(Acc) > 4 ? wide_batch : std::is_same_v<Op, ::fusekit::plus> ? Rows : op_batch;
+    constexpr int batch = Rows > most ? most : Rows;
     static_assert(Rows % batch == 0, "column_reduce: the rows split into whole batches");
     for (std::int64_t l = threadIdx.x; l < count(0); l += blockDim.x) {
       Acc acc{};
@@ -121,6 +129,8 @@ class block_team {
 
   /// Loads in flight per member in `column_reduce` for 8-byte accumulators.
   static constexpr int wide_batch = 8;
+  /// ... for 4-byte accumulators combined by an op other than plus.
+  static constexpr int op_batch = 16;
 
   __device__ void sync() const { __syncthreads(); }
   __device__ bool leader() const { return threadIdx.x == 0; }
