@@ -39,10 +39,11 @@
 #   --hide-system-packages   a source build ignores /usr for find_package
 #   --bench-filter RE, --bench-sizes LIST   what the benches run (default ^(gpu|host)/ and
 #                    their own sizes; a rehearsal without a GPU picks CPU runs)
-#   --plant          rehearsal only (scripts/gpu/rehearse.sh): after prepare, one
-#                    program that cannot load (a library missing) and one bench
-#                    that crashes halfway through its JSON take the places of
-#                    host_data_gpu_test and train_bench
+#   --plant          rehearsal only (scripts/gpu/rehearse.sh): after prepare, a
+#                    program that cannot load (a library missing), a bench that
+#                    crashes halfway through its JSON and a test that runs past
+#                    its stage's cap take the places of host_data_gpu_test,
+#                    train_bench and fastmath_gpu_test
 #
 # Three files, rewritten as each stage ends, so that a call stopped at its
 # limit still returns what it did: summary-<call>.txt, log-<call>.txt, and
@@ -268,7 +269,10 @@ printf '    {"name": "planted/cut", "run_type": "itera' >> "$out"
 kill -SEGV $$
 PLANT
   chmod +x "$bin/train_bench"
-  say "plant: host_data_gpu_test cannot load, train_bench crashes after one run"
+  rm -f "$bin/fastmath_gpu_test"
+  printf '#!/bin/sh\necho "[==========] Running 1 test (planted: it outlives its stage)"\nexec sleep 1000\n' > "$bin/fastmath_gpu_test"
+  chmod +x "$bin/fastmath_gpu_test"
+  say "plant: host_data_gpu_test cannot load, train_bench crashes after one run, fastmath_gpu_test outlives its stage"
 }
 
 unpack_prebuilt() {

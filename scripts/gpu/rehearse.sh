@@ -5,11 +5,12 @@
 # GoogleTest and Google Benchmark hidden (headers, libraries, CMake packages
 # and sources, behind empty mounts in a private mount namespace), the bundle
 # of scripts/gpu/bundle.sh in .gpu-bundle, and the files in a folder of their
-# own, as the device tool's $OUT. With --plant, as a rehearsal should: one
-# program that cannot load and one bench that crashes mid-JSON; then it
-# checks that the others still ran from the prebuilt programs (no rebuild),
-# that the crashed bench's whole run was kept, and that at most 8 files came
-# back. Prints the stage times.
+# own, as the device tool's $OUT. With --plant, as a rehearsal should: a
+# program that cannot load, a bench that crashes mid-JSON and a test that
+# outlives its stage; then it checks that the others still ran from the
+# prebuilt programs (no rebuild), that the crashed bench's whole run was kept,
+# that the test stage stopped at its cap and the next stage ran, and that at
+# most 8 files came back. Prints the stage times.
 #
 #   scripts/gpu/rehearse.sh [OUT]          (default: /tmp/gpu-rehearsal; needs root for unshare)
 #   scripts/gpu/rehearse.sh OUT --source   the same, building the programs from source
@@ -76,6 +77,9 @@ expect '^host_data_gpu_test: not run [(]cannot load: libfusekit_planted' "the un
 expect '^elementwise_gpu_test: ok' "the programs that load ran as prebuilt"
 expect 'train_bench.json: closed after 1 runs' "the crashed bench's whole run is kept"
 expect '^bench train_bench: FAILED [(]rc [0-9]+[)], 1 runs' "the crash is reported with what it wrote"
+expect '^fastmath_gpu_test: FAILED [(]out of time[)]' "a test past its stage's cap is stopped"
+expect '^[[][0-9]+s[]] stage test: FAILED in (8[5-9]|9[0-5])s' "the test stage ended at its 90 s cap"
+expect '^bench elementwise_bench: ok' "the stage after it still ran"
 expect '^[[][0-9]+s[]] stage peers: ' "the last stage was reached"
 if ((fake_sanitizer)); then
   expect '^memcheck.reduce_gpu_test: not run [(]the tool did not start the program' "a sanitizer that does not start is not run"
@@ -83,7 +87,7 @@ fi
 if grep -q 'prepare: the prebuilt programs are of another tree' "\$summary"; then
   echo "rehearsal: the prebuilt programs are not this tree's (bash scripts/gpu/bundle.sh)"; bad=1
 fi
-tar -tf "\$out/check/results-all.tar" | grep -q 'train_bench.json' || { echo "rehearsal: results-all.tar lacks train_bench.json"; bad=1; }
+tar -tf "\$out/check/results-all.tar" | grep 'train_bench.json' > /dev/null || { echo "rehearsal: results-all.tar lacks train_bench.json"; bad=1; }
 ((files <= 8)) || { echo "rehearsal: \$files files came back, more than 8"; bad=1; }
 exit \$bad
 SCRIPT
