@@ -80,7 +80,7 @@ class linear_association {
   /// Trains with one weight per row of X (K values ≥ 0: any contiguous range,
   /// e.g. a std::vector<T>), scikit-learn's `fit(X, y, sample_weight)`; an
   /// intercept with `options().fit_intercept`, ridge with `options().ridge`
-  /// (fusekit::cpu; the GPU rejects them, see fusekit::fit with fit_extras).
+  /// (see fusekit::fit with fit_extras; on the GPU the weights are device memory).
   template <class Weights>
   fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, const Weights& sample_weight) {
     expect_columns("fit", "X", X.extent(1), "inputs", "L", inputs_);
@@ -89,8 +89,10 @@ class linear_association {
     matrix<T> const W(weights_.data(), outputs_, inputs_);
     if constexpr (std::is_same_v<Policy, cpu>) {
       report_ = fusekit::fit(policy, X, Y, W, options_, fit_extras<T>{s, intercepts_});
-    } else {
-      report_ = fusekit::fit(policy, X, Y, W, options_, fit_extras<T>{s, {}});
+    } else {  // the intercepts on the device, where predict reads them, and a host copy
+      report_ = fusekit::fit(policy, X, Y, W, options_,
+                             fit_extras<T>{s, ::cuda::std::span<T>(bias_.data(), intercepts_.size())});
+      bias_.copy_to(intercepts_, policy.stream);
     }
     return report_;
   }
@@ -114,7 +116,7 @@ class linear_association {
     if constexpr (std::is_same_v<Policy, cpu>) {
       fusekit::predict(policy, X, weights(), ::cuda::std::span<const T>(intercepts_), Y_hat);
     } else {
-      fusekit::predict(policy, X, weights(), Y_hat);
+      fusekit::predict(policy, X, weights(), ::cuda::std::span<const T>(bias_.data(), intercepts_.size()), Y_hat);
     }
   }
   /// Y_hat (K × N) = X Wᵀ + b on the model's own policy.
@@ -159,6 +161,9 @@ class linear_association {
   std::int64_t outputs_;
   detail::weights_storage<T, Policy> weights_;
   std::vector<T> intercepts_ = std::vector<T>(static_cast<std::size_t>(outputs_), T(0));
+  /// The intercepts where the policy's fit and predict read them: the GPU's
+  /// device copy (the CPU reads intercepts_ itself, and keeps none).
+  detail::weights_storage<T, Policy> bias_{policy_, std::is_same_v<Policy, cpu> ? 0 : intercepts_.size()};
   fit_report report_;
 };
 

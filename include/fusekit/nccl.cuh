@@ -23,7 +23,11 @@
 ///   by ncclAllReduce once, and every GPU iterates the same L × L system.
 ///   NCCL gives every rank the same reduced bits, so every rank ends with the
 ///   same W and statuses. The direct formulation, which would reduce a
-///   gradient at every step, is not offered here (invalid_argument).
+///   gradient at every step, is not offered here (invalid_argument). Ridge,
+///   intercepts and sample weights (fit_extras, each rank's in device memory;
+///   a rank without rows passes none) are prepared as on fusekit::mpi: the
+///   means and ranges summed over the ranks in rank order, rank 0 adds the
+///   ridge's rows (detail/train/cuda_prepare.cuh).
 /// * `transform` and `predict` are local to each rank.
 ///
 /// Views are device memory (host data: move it with fusekit::cuda first).

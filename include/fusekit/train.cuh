@@ -34,7 +34,8 @@ std::size_t fit_workspace_bytes(std::int64_t K, std::int64_t L, std::int64_t N, 
 /// temporary comes from `workspace` (at least `fit_workspace_bytes<T>(K, L, N,
 /// options)` bytes of device memory, sharing no byte with X, Y or W), cuBLAS's
 /// workspace too (set on the handle after every bind to a stream), so the call
-/// can be captured in a CUDA graph.
+/// can be captured in a CUDA graph. It fits the data as given: no extras, and
+/// no rescaling of columns in extreme units (the other `fit`s take both).
 template <class T>
 fit_report fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
                ::cuda::std::span<std::byte> workspace) {

@@ -118,9 +118,10 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
 /// `fit` with sample weights and intercepts (fit_extras), for
 /// `gd_options::fit_intercept` and weighted or ridge fits, scikit-learn's
 /// LinearRegression and Ridge: minimizes Σ_k s_k ‖y_k − W x_k − b‖² + λ‖W‖_F².
-/// On fusekit::cpu and fusekit::mpi (detail/train/cpu_prepare.hpp): the data
-/// are centred, weighted and extended by copy, in double; on the GPU backends
-/// ridge, an intercept and sample weights are rejected (invalid_argument).
+/// On every backend (detail/train/prepare.hpp, detail/train/cuda_prepare.cuh): the data are
+/// centred, weighted and extended by copy, in double, and the fit runs on the
+/// copy in double; on fusekit::cuda the weights and intercepts are device
+/// memory, and on fusekit::nccl each rank's (a rank without rows passes none).
 ///
 ///     std::vector<double> s(K, 1.0), b(N);
 ///     o.fit_intercept = true;  o.ridge = 0.1;
@@ -130,13 +131,7 @@ template <class Policy, class T>
 fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& options,
                const fit_extras<T>& extras) {
   if constexpr (detail::policy_usable<detail::fit_tag, Policy>()) {
-    fit_report report;
-    if constexpr (detail::fit_takes_extras<Policy>::value) {
-      report = run_fit(detail::fit_tag{}, policy, X, Y, W, options, extras);
-    } else {
-      detail::expect_no_extras(options, extras);
-      report = run_fit(detail::fit_tag{}, policy, X, Y, W, options);
-    }
+    fit_report report = run_fit(detail::fit_tag{}, policy, X, Y, W, options, extras);
     report.method = options.method;
     if (options.preconditioner != gd_preconditioner::cholesky) {
       report.preconditioner = options.preconditioner;
@@ -163,23 +158,24 @@ void predict(const Policy& policy, matrix<const T> X, matrix<const T> W, matrix<
   }
 }
 
-/// Y_hat = X Wᵀ + b: `predict`, then the intercepts b (N values in any
+/// Y_hat = X Wᵀ + b: `predict` with the intercepts b (N values in any
 /// contiguous range, as `fit` wrote them with fit_extras) added to every row,
-/// on the host (fusekit::cpu). X, W and Y_hat as `predict` takes them; Y_hat
-/// shares no byte with b either.
-template <class MX, class MW, class B, class MY, std::enable_if_t<detail::all_row_major_v<MX, MW, MY>, int> = 0>
-void predict(const cpu& policy, const MX& X, const MW& W, const B& intercept, const MY& Y_hat) {
+/// Y_hat[k, n] = (Σ_l X[k, l]·W[n, l]) + b[n], in the same kernel on the GPU:
+/// the same bits on every backend. On fusekit::cuda b is device memory; on
+/// fusekit::cuda_staged anywhere. X, W and Y_hat as `predict` takes them;
+/// Y_hat shares no byte with b either.
+template <class Policy, class MX, class MW, class B, class MY,
+          std::enable_if_t<detail::all_row_major_v<MX, MW, MY>, int> = 0>
+void predict(const Policy& policy, const MX& X, const MW& W, const B& intercept, const MY& Y_hat) {
   using T = std::remove_cv_t<typename MY::element_type>;
   ::cuda::std::span<const T> const b(std::data(intercept), std::size(intercept));
   FUSEKIT_EXPECTS(static_cast<std::int64_t>(b.size()) == static_cast<std::int64_t>(W.extent(0)),
                   "fusekit::predict: intercept has " + std::to_string(b.size()) +
                       " values; it needs one per output (N = " + std::to_string(W.extent(0)) + ")");
-  if constexpr (detail::matrices_usable<MX, MW, MY>("predict")) {
-    detail::check_predict(detail::as_matrix<const T>(X), detail::as_matrix<const T>(W), detail::as_matrix<T>(Y_hat), b);
-  }
-  predict(policy, X, W, Y_hat);
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(Y_hat.extent(0)); ++k) {
-    for (std::int64_t n = 0; n < static_cast<std::int64_t>(Y_hat.extent(1)); ++n) { Y_hat(k, n) = Y_hat(k, n) + b[n]; }
+  if constexpr (detail::matrices_usable<MX, MW, MY>("predict") &&
+                detail::policy_usable<detail::predict_tag, Policy>()) {
+    run_predict(detail::predict_tag{}, policy, detail::as_matrix<const T>(X), detail::as_matrix<const T>(W),
+                detail::as_matrix<T>(Y_hat), b);
   }
 }
 

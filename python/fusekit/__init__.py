@@ -334,7 +334,7 @@ class LinearAssociation:
         net.report.all_converged(), net.weights, net.intercepts
 
     inputs (L) and outputs (N) are taken from the first fit unless given.
-    options.fit_intercept fits intercepts (CPU arrays).
+    options.fit_intercept fits intercepts, on the CPU and the GPU.
     """
 
     def __init__(self, inputs: Optional[int] = None, outputs: Optional[int] = None,

@@ -237,7 +237,7 @@ void reduce(const Policy& policy, const view& in, const view& out, reduce_op op,
 // -------------------------------------------------------------------- trainer
 
 /// fit(X, Y) into W (N × L), with the options; sample_weight and intercept
-/// may be null (fusekit::fit rejects them off the CPU, with its message).
+/// may be null.
 template <class Policy>
 fusekit::fit_report fit(const Policy& policy, const view& X, const view& Y, const view& W,
                         const fusekit::gd_options& options, const view* sample_weight, const view* intercept) {
@@ -260,7 +260,7 @@ fusekit::fit_report fit(const Policy& policy, const view& X, const view& Y, cons
   });
 }
 
-/// Y_hat = X Wᵀ (+ intercept, on the CPU).
+/// Y_hat = X Wᵀ (+ intercept).
 template <class Policy>
 void predict(const Policy& policy, const view& X, const view& W, const view* intercept, const view& Y_hat) {
   with_real(X.type, "X", [&](auto xt) {
@@ -272,14 +272,8 @@ void predict(const Policy& policy, const view& X, const view& W, const view* int
     fusekit::matrix<T> const y(Y_hat.as<T>(), Y_hat.rows, Y_hat.cols);
     if (intercept != nullptr) {
       expect_type(*intercept, X.type, "intercept has X's type");
-      if constexpr (std::is_same_v<Policy, fusekit::cpu>) {
-        fusekit::predict(policy, x, w, in_span<T>(*intercept), y);
-        return;
-      } else {
-        throw std::invalid_argument(
-            "fusekit.predict: intercept runs on the CPU (NumPy or CPU arrays); on the GPU "
-            "add it to the result yourself");
-      }
+      fusekit::predict(policy, x, w, in_span<T>(*intercept), y);
+      return;
     }
     fusekit::predict(policy, x, w, y);
   });

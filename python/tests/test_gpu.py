@@ -48,6 +48,43 @@ def test_cupy_fit_and_predict_match_the_cpu():
     assert np.allclose(cupy.asnumpy(Y_hat), Y, rtol=0, atol=1e-8)
 
 
+def test_cupy_ridge_intercept_and_weights_match_the_cpu():
+    cupy = cupy_or_skip()
+    rng = np.random.default_rng(5)
+    X = rng.random((400, 6)) * [1, 10, 100, 1e3, 1e-3, 5] + [0, 50, -20, 1e4, 3, 0]  # raw units
+    Y = X @ rng.random((2, 6)).T + [3.0, -7.0] + 0.1 * rng.standard_normal((400, 2))
+    s = rng.integers(0, 4, 400).astype(np.float64)
+    s[0] = 1.0
+    o = fk.GdOptions.recommended()
+    o.preconditioner = fk.GdPreconditioner.jacobi  # what the GPU runs (the CPU would take Cholesky)
+    o.relative_tolerance = 1e-14
+    o.fit_intercept = True
+    o.ridge = 0.5
+    b = np.zeros(2)
+    Wc, rc = fk.fit(X, Y, o, sample_weight=s, intercept=b)
+    bg = cupy.zeros(2)
+    Wg, rg = fk.fit(cupy.asarray(X), cupy.asarray(Y), o, sample_weight=cupy.asarray(s), intercept=bg)
+    assert isinstance(Wg, cupy.ndarray) and rg.all_converged() and rc.all_converged()
+    assert np.max(np.abs(cupy.asnumpy(Wg) - Wc)) <= 1e-10 * np.max(np.abs(Wc))
+    assert np.max(np.abs(cupy.asnumpy(bg) - b)) <= 1e-10 * np.max(np.abs(b))
+    # predict adds the intercepts on the device, with the CPU's bits for the same W and b
+    Yg = fk.predict(cupy.asarray(X), cupy.asarray(Wc), cupy.asarray(b))
+    assert np.array_equal(cupy.asnumpy(Yg), fk.predict(X, Wc, b))
+
+
+def test_torch_cuda_model_fits_intercepts():
+    torch = torch_or_skip(cuda=True)
+    rng = np.random.default_rng(6)
+    X = rng.random((300, 4))
+    Y = X @ rng.random((3, 4)).T + [1.0, 2.0, -3.0]
+    o = fk.GdOptions.recommended()
+    o.fit_intercept = True
+    net = fk.LinearAssociation(4, 3, o).fit(torch.from_numpy(X).cuda(), torch.from_numpy(Y).cuda())
+    assert net.report.all_converged()
+    assert np.allclose(net.intercepts.cpu().numpy(), [1.0, 2.0, -3.0], rtol=0, atol=1e-8)
+    assert np.allclose(net.predict(torch.from_numpy(X).cuda()).cpu().numpy(), Y, rtol=0, atol=1e-8)
+
+
 def test_torch_cuda_tensors_run_on_the_current_stream():
     torch = torch_or_skip(cuda=True)
     grey = torch.randint(0, 256, (1 << 20,), dtype=torch.uint8, device="cuda")

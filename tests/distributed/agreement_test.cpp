@@ -9,6 +9,8 @@
 // rank stops every rank at that call; partial sums fold in rank order with the
 // op, the same bits on every rank.
 #include <fusekit/detail/distributed/agreement.hpp>
+#include <fusekit/detail/train/conjugate_gradient.hpp>
+#include <fusekit/detail/train/prepare.hpp>
 
 #include "../common/fake_communicator.hpp"
 
@@ -348,6 +350,136 @@ void shards_fold_once(const Op& op, std::uint64_t seed) {
 TEST(Agreement, ShardsApplyInitOnceWithOrWithoutAnIdentity) {
   shards_fold_once(fusekit::plus{}, 21);
   shards_fold_once(caller_plus{}, 22);
+}
+
+// ---- A fit's extras across ranks (fusekit::nccl and fusekit::mpi) ----
+
+// Whether weights are given, and intercepts, must agree; a rank without rows
+// gives no weights and joins the others' answer.
+TEST(Agreement, ExtrasAgreeAndARankWithoutRowsJoinsAWeightedFit) {
+  // mine: 1 weights given, 0 not, -1 a shard without rows
+  auto const verdicts = [](const std::vector<int>& mine, const std::vector<bool>& intercept) {
+    std::vector<int> weighted(mine.size(), -7);
+    auto const what = run_ranks(static_cast<int>(mine.size()), [&](int r, fake_communicator& comm) {
+      auto const i = static_cast<std::size_t>(r);
+      bool const w = fusekit::detail::agreed_weighting(comm.gather_of(r), mine[i]);
+      weighted[i] = w ? 1 : 0;
+      call_key key = fusekit::detail::fit_key<double>("fusekit::fit", 4, 2, gd_options{}, 0);
+      fusekit::detail::agree("fusekit::nccl", comm.gather_of(r), fusekit::detail::with_extras(key, w, intercept[i]),
+                             [] {});
+    });
+    return std::make_pair(weighted, what);
+  };
+  auto const [joined, joined_what] = verdicts({1, -1, 1}, {true, true, true});
+  EXPECT_EQ(joined, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(joined_what, (std::vector<std::string>{"", "", ""}));
+  auto const [none, none_what] = verdicts({0, -1, 0}, {false, false, false});
+  EXPECT_EQ(none, (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(none_what, (std::vector<std::string>{"", "", ""}));
+  auto const [split, split_what] = verdicts({1, 0, 1}, {true, true, true});
+  for (const std::string& w : split_what) { EXPECT_TRUE(has(w, "rank 1") && has(w, "sample weights")) << w; }
+  auto const [bias, bias_what] = verdicts({0, 0, 0}, {true, true, false});
+  for (const std::string& w : bias_what) { EXPECT_TRUE(has(w, "rank 2") && has(w, "intercept (given or not)")) << w; }
+}
+
+// The preparation's sums and maxima over the ranks: rank 0's value first,
+// then each rank's in order, the same bits on every rank (-0 and ±inf kept).
+TEST(Agreement, DoublesCombineInRankOrderWithTheSameBitsOnEveryRank) {
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> normal;
+  for (int ranks : {1, 2, 5}) {
+    std::vector<std::vector<double>> part(static_cast<std::size_t>(ranks), std::vector<double>(6));
+    for (auto& v : part) {
+      for (double& x : v) { x = normal(rng) * std::ldexp(1.0, static_cast<int>(rng() % 120) - 60); }
+      v[4] = -0.0;
+      v[5] = -HUGE_VAL;
+    }
+    std::vector<double> sum(6), max(6);
+    for (std::size_t i = 0; i < 6; ++i) {
+      sum[i] = part[0][i];
+      max[i] = part[0][i];
+      for (std::size_t r = 1; r < part.size(); ++r) {
+        sum[i] = sum[i] + part[r][i];
+        max[i] = part[r][i] > max[i] ? part[r][i] : max[i];
+      }
+    }
+    std::vector<std::vector<double>> got_sum(part), got_max(part);
+    auto const what = run_ranks(ranks, [&](int r, fake_communicator& comm) {
+      auto const i = static_cast<std::size_t>(r);
+      fusekit::detail::doubles_in_rank_order(comm.gather_of(r), got_sum[i].data(), 6,
+                                             [](double a, double b) { return a + b; });
+      fusekit::detail::doubles_in_rank_order(comm.gather_of(r), got_max[i].data(), 6,
+                                             [](double a, double b) { return a > b ? a : b; });
+    });
+    for (int r = 0; r < ranks; ++r) {
+      auto const i = static_cast<std::size_t>(r);
+      EXPECT_EQ(what[i], "");
+      EXPECT_EQ(0, std::memcmp(got_sum[i].data(), sum.data(), 6 * sizeof(double))) << ranks << " ranks, rank " << r;
+      EXPECT_EQ(0, std::memcmp(got_max[i].data(), max.data(), 6 * sizeof(double))) << ranks << " ranks, rank " << r;
+    }
+  }
+}
+
+// The preparation of a weighted ridge fit with intercepts over shards of the
+// rows, one of them empty, with the sums and maxima over the ranks as
+// fusekit::nccl takes them: every rank holds the same means and exponents,
+// rank 0 alone the ridge's rows, and the rows together are the single
+// process's prepared rows within the rounding of the sums' order.
+TEST(Agreement, ThePreparationOverRanksIsTheSingleProcessOne) {
+  namespace d = fusekit::detail;
+  std::mt19937_64 rng(12);
+  std::normal_distribution<double> normal;
+  std::int64_t const K = 40, L = 3, N = 2;
+  std::vector<double> X(static_cast<std::size_t>(K * L)), Y(static_cast<std::size_t>(K * N)), s(K);
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t l = 0; l < L; ++l) { X[k * L + l] = 100.0 * static_cast<double>(l) + normal(rng); }
+    X[k * L + 2] *= 1e-250;  // a column in extreme units
+    for (std::int64_t n = 0; n < N; ++n) { Y[k * N + n] = 5.0 + normal(rng); }
+    s[k] = static_cast<double>(k % 3);
+  }
+  gd_options o;
+  o.fit_intercept = true;
+  o.ridge = 0.5;
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  auto const prepared = [&](std::int64_t first, std::int64_t rows, bool ridge_rows, const auto& sum, const auto& max) {
+    fusekit::matrix<const double> const x(X.data() + first * L, rows, L), y(Y.data() + first * N, rows, N);
+    fusekit::fit_extras<double> const e{::cuda::std::span<const double>(s.data() + first, rows), {}};
+    std::vector<double> high, low, y_largest;
+    (void)d::column_exponents(x, y, o, max, high, low, y_largest);
+    return d::prepare(x, y, e, true, o, high, low, y_largest, ridge_rows, sum, max);  // weighted on every rank
+  };
+  d::prepared_data const one = prepared(0, K, true, d::no_processes{}, d::no_processes{});
+  std::int64_t const first[4] = {0, 15, 15, 31}, rows[4] = {15, 0, 16, 9};  // rank 1 has no rows
+  std::vector<d::prepared_data> got(4);
+  auto const what = run_ranks(4, [&](int r, fake_communicator& comm) {
+    auto const gather = comm.gather_of(r);
+    auto const sum = [&](double* v, std::int64_t n) {
+      d::doubles_in_rank_order(gather, v, n, [](double a, double b) { return a + b; });
+    };
+    auto const max = [&](double* v, std::int64_t n) {
+      d::doubles_in_rank_order(gather, v, n, [](double a, double b) { return a > b ? a : b; });
+    };
+    got[static_cast<std::size_t>(r)] = prepared(first[r], rows[r], r == 0, sum, max);
+  });
+  std::vector<double> rows_x;  // the ranks' data rows in order, then rank 0's ridge rows
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(what[static_cast<std::size_t>(r)], "");
+    const d::prepared_data& g = got[static_cast<std::size_t>(r)];
+    EXPECT_EQ(g.rows, rows[r] + (r == 0 ? L : 0)) << "rank " << r;
+    EXPECT_EQ(0, std::memcmp(g.x_mean.data(), got[0].x_mean.data(), L * sizeof(double))) << "rank " << r;
+    EXPECT_EQ(0, std::memcmp(g.y_mean.data(), got[0].y_mean.data(), N * sizeof(double))) << "rank " << r;
+    EXPECT_EQ(g.exponent, one.exponent) << "rank " << r;
+    EXPECT_EQ(g.output_exponent, one.output_exponent) << "rank " << r;
+    rows_x.insert(rows_x.end(), g.X.begin(), g.X.begin() + rows[r] * L);
+  }
+  rows_x.insert(rows_x.end(), got[0].X.begin() + rows[0] * L, got[0].X.end());
+  ASSERT_EQ(rows_x.size(), one.X.size());
+  for (std::size_t i = 0; i < rows_x.size(); ++i) {
+    EXPECT_LE(std::fabs(rows_x[i] - one.X[i]), 1e-12 * (1 + std::fabs(one.X[i]))) << i;
+  }
+  for (std::int64_t l = 0; l < L; ++l) {
+    EXPECT_LE(std::fabs(got[0].x_mean[l] - one.x_mean[l]), 1e-13 * std::fabs(one.x_mean[l]) + 1e-300) << l;
+  }
 }
 
 }  // namespace

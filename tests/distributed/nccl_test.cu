@@ -140,6 +140,32 @@ TEST_F(OneRank, FitGivesTheSingleGpuFit) {
                fusekit::invalid_argument);
 }
 
+// Ridge, an intercept and sample weights on one rank: the single GPU's fit
+// of the same prepared copy, bit for bit (one rank: the rank-order sums and
+// the allreduce leave every value as it is).
+TEST_F(OneRank, FitWithRidgeInterceptAndWeightsGivesTheSingleGpuFit) {
+  std::int64_t const K = 2000, L = 6, N = 2;
+  auto const p = fusekit::test::make_raw_problem<double>(K, L, N, 9, 0.1);
+  std::vector<double> s(static_cast<std::size_t>(K));
+  for (std::int64_t k = 0; k < K; ++k) { s[k] = static_cast<double>(k % 4); }  // zeros included
+  device_buffer<double> X(p.X), Y(p.Y), ds(s), W1(N * L), W2(N * L), b1(N), b2(N);
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  fusekit::gd_options o = fusekit::gd_options::recommended();
+  o.preconditioner = fusekit::gd_preconditioner::jacobi;
+  o.fit_intercept = true;
+  o.ridge = 0.5;
+  auto const r1 = fusekit::fit(fusekit::cuda{}, cm(X.data(), K, L), cm(Y.data(), K, N), m(W1.data(), N, L), o,
+                               fusekit::fit_extras<double>{ds.cview(), b1.view()});
+  auto const r2 = fusekit::fit(fusekit::nccl{comm_}, cm(X.data(), K, L), cm(Y.data(), K, N), m(W2.data(), N, L), o,
+                               fusekit::fit_extras<double>{ds.cview(), b2.view()});
+  EXPECT_TRUE(r1.all_converged()) << r1.summary();
+  ASSERT_EQ(r1.outputs.size(), r2.outputs.size());
+  for (std::size_t n = 0; n < r1.outputs.size(); ++n) { EXPECT_EQ(r1.outputs[n].status, r2.outputs[n].status); }
+  EXPECT_EQ(W1.to_host(), W2.to_host());
+  EXPECT_EQ(b1.to_host(), b2.to_host());
+}
+
 // The header's snippet (tests/snippets/check_snippets.py finds it in nccl.cuh).
 TEST_F(OneRank, DocumentationSnippet) {
   std::int64_t const K = 64, L = 3, N = 2;

@@ -561,39 +561,48 @@ TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
 
 // ---- predict's rows, staged in a tile -------------------------------------------
 
-TEST(ThreadedTeam, PredictRowsHaveTheBitsOfPredictAt) {
+TEST(ThreadedTeam, PredictRowsHaveTheBitsOfPredictAtPlusTheIntercept) {
   std::mt19937_64 rng(11);
   std::normal_distribution<double> normal;
   struct shape {
     std::int64_t K, L, N, rows;
   };
   for (shape const sh : {shape{100, 37, 11, 9}, shape{64, 1, 1, 64}, shape{7, 5, 3, 2}, shape{50, 64, 4, 1}}) {
-    std::vector<double> X(static_cast<std::size_t>(sh.K * sh.L)), W(static_cast<std::size_t>(sh.N * sh.L));
+    std::vector<double> X(static_cast<std::size_t>(sh.K * sh.L)), W(static_cast<std::size_t>(sh.N * sh.L)),
+        b(static_cast<std::size_t>(sh.N));
     for (double& v : X) { v = normal(rng); }
     for (double& v : W) { v = normal(rng); }
-    std::vector<double> expected(static_cast<std::size_t>(sh.K * sh.N));
-    for (std::int64_t k = 0; k < sh.K; ++k) {
-      for (std::int64_t n = 0; n < sh.N; ++n) {
-        expected[static_cast<std::size_t>(k * sh.N + n)] = fusekit::detail::predict_at(X.data(), W.data(), sh.L, k, n);
+    for (double& v : b) { v = 1e3 * normal(rng); }
+    for (bool const intercept : {false, true}) {
+      // Y_hat[k, n] = (Σ_l X[k, l]·W[n, l], l in order) + b[n]: the sum rounded first.
+      std::vector<double> expected(static_cast<std::size_t>(sh.K * sh.N));
+      for (std::int64_t k = 0; k < sh.K; ++k) {
+        for (std::int64_t n = 0; n < sh.N; ++n) {
+          double s = 0;
+          for (std::int64_t l = 0; l < sh.L; ++l) { s += X[k * sh.L + l] * W[n * sh.L + l]; }
+          expected[static_cast<std::size_t>(k * sh.N + n)] = intercept ? s + b[n] : s;
+        }
       }
-    }
-    for (int m : member_counts) {
-      for (const run_mode& how : fusekit::test::modes_to_run()) {
-        // One team takes every tile of rows in turn with one staging tile, as a
-        // block of the kernel does; a canary past the end must stay.
-        std::vector<double> Y(expected.size() + 1, std::numeric_limits<double>::quiet_NaN());
-        Y.back() = 1234.5;
-        std::vector<double> tile(static_cast<std::size_t>(sh.rows * fusekit::detail::predict_tile_stride(sh.L)));
-        run_team(m, how, [&](const threaded_team& team) {
-          for (std::int64_t k0 = 0; k0 < sh.K; k0 += sh.rows) {
-            fusekit::detail::predict_rows_body(team, k0, sh.K - k0 < sh.rows ? sh.K - k0 : sh.rows, X.data(), W.data(),
-                                               Y.data(), sh.L, sh.N, tile.data());
-          }
-        });
-        EXPECT_EQ(Y.back(), 1234.5);
-        Y.pop_back();
-        EXPECT_TRUE(same_bits(Y, expected)) << "K " << sh.K << ", L " << sh.L << ", N " << sh.N << ", rows " << sh.rows
-                                            << ", " << m << " members, " << how.name();
+      for (int m : member_counts) {
+        for (const run_mode& how : fusekit::test::modes_to_run()) {
+          // One team takes every tile of rows in turn with one staging tile, as a
+          // block of the kernel does; a canary past the end must stay.
+          std::vector<double> Y(expected.size() + 1, std::numeric_limits<double>::quiet_NaN());
+          Y.back() = 1234.5;
+          std::vector<double> tile(static_cast<std::size_t>(sh.rows * fusekit::detail::predict_tile_stride(sh.L)));
+          run_team(m, how, [&](const threaded_team& team) {
+            for (std::int64_t k0 = 0; k0 < sh.K; k0 += sh.rows) {
+              fusekit::detail::predict_rows_body(team, k0, sh.K - k0 < sh.rows ? sh.K - k0 : sh.rows, X.data(),
+                                                 W.data(), intercept ? b.data() : nullptr, Y.data(), sh.L, sh.N,
+                                                 tile.data());
+            }
+          });
+          EXPECT_EQ(Y.back(), 1234.5);
+          Y.pop_back();
+          EXPECT_TRUE(same_bits(Y, expected))
+              << "K " << sh.K << ", L " << sh.L << ", N " << sh.N << ", rows " << sh.rows << ", " << m << " members, "
+              << how.name() << (intercept ? ", intercept" : "");
+        }
       }
     }
   }

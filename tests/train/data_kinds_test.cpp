@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -454,6 +455,59 @@ TEST(ExtremeUnits, TinyAndHugeColumnsAreScaledExactly) {
       }
     }
   }
+}
+
+// The GPU takes the columns' ranges (whether a column is in extreme units,
+// whether it is constant) with one thread per range column and slice of rows:
+// its body, run here over every block and thread of the grid the GPU
+// launches, gives every column's largest x, −x and |y|, computed here
+// directly from the data.
+TEST(ExtremeUnits, TheGpuRangeKernelBodyOverEveryThreadGivesEveryColumnsRange) {
+  namespace d = fusekit::detail;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  struct shape {
+    std::int64_t K, L, N;
+  };
+  // one slice, a partial last slice, several column blocks (2L + N > 256), one row
+  for (shape const sh : {shape{10, 3, 2}, shape{1000, 7, 3}, shape{300, 130, 5}, shape{1, 1, 1}, shape{129, 200, 1}}) {
+    std::vector<double> X(static_cast<std::size_t>(sh.K * sh.L)), Y(static_cast<std::size_t>(sh.K * sh.N));
+    for (double& v : X) { v = normal(rng); }
+    for (double& v : Y) { v = normal(rng); }
+    X[0] = 1e-310;                                                     // a subnormal
+    if (sh.L > 1) { X[static_cast<std::size_t>(sh.L - 1)] = -1e300; }  // a huge negative
+    Y.back() = -0.0;
+    std::int64_t const C = 2 * sh.L + sh.N;
+    std::vector<double> expected(static_cast<std::size_t>(C), -HUGE_VAL);
+    for (std::int64_t k = 0; k < sh.K; ++k) {
+      for (std::int64_t l = 0; l < sh.L; ++l) {
+        expected[l] = std::max(expected[l], X[k * sh.L + l]);
+        expected[sh.L + l] = std::max(expected[sh.L + l], -X[k * sh.L + l]);
+      }
+      for (std::int64_t n = 0; n < sh.N; ++n) {
+        expected[2 * sh.L + n] = std::max(expected[2 * sh.L + n], std::fabs(Y[k * sh.N + n]));
+      }
+    }
+    for (std::int64_t rows : {d::column_range_rows(sh.K, C), std::int64_t{1}, std::int64_t{7}}) {
+      std::int64_t const slices = (sh.K + rows - 1) / rows;
+      std::int64_t const column_blocks = (C + d::column_range_threads - 1) / d::column_range_threads;
+      std::vector<double> partial(static_cast<std::size_t>(slices * C), std::numeric_limits<double>::quiet_NaN());
+      for (std::int64_t block = 0; block < slices * column_blocks; ++block) {
+        for (std::int64_t thread = 0; thread < d::column_range_threads; ++thread) {
+          d::column_range_thread(X.data(), Y.data(), sh.K, sh.L, sh.N, rows, column_blocks, block, thread,
+                                 partial.data());
+        }
+      }
+      for (double const v : partial) { EXPECT_FALSE(std::isnan(v)) << "a partial value was not written"; }
+      std::vector<double> const got = d::merge_column_ranges(partial, slices, C);
+      EXPECT_EQ(got, expected) << "K " << sh.K << ", L " << sh.L << ", N " << sh.N << ", rows " << rows;
+      std::vector<double> const cpu = d::column_ranges(fusekit::matrix<const double>(X.data(), sh.K, sh.L),
+                                                       fusekit::matrix<const double>(Y.data(), sh.K, sh.N));
+      EXPECT_EQ(cpu, expected);
+    }
+  }
+  EXPECT_EQ(d::column_range_rows(10, 5), 64);                             // at least 64 rows a thread
+  EXPECT_EQ(d::column_range_rows(std::int64_t{1} << 30, 1024), 1 << 20);  // at most 2^20 partial values
 }
 
 // ---- Units: the relative rule and the floor are in the metric D ----

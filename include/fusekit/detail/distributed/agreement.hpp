@@ -201,6 +201,48 @@ call_key fit_key(const char* function, std::int64_t L, std::int64_t N, const gd_
   return key;
 }
 
+/// `key` with what a fit's extras (fit_extras) must agree on across the
+/// ranks: whether weights are given (`weighted`, agreed_weighting) and
+/// whether intercepts are; ridge and fit_intercept are options (fit_key).
+inline call_key& with_extras(call_key& key, bool weighted, bool intercept_given) {
+  return key.add("sample weights (given or not; a shard without rows gives either)", weighted)
+      .add("intercept (given or not)", intercept_given);
+}
+
+/// Whether a fit is weighted, from this rank's `mine` (1 weights given, 0
+/// not, -1 a shard without rows, which has none to give) and the largest over
+/// the ranks (`any`): a shard without rows joins the others' answer.
+inline bool weighted_fit(int mine, int any) { return mine < 0 ? any > 0 : mine > 0; }
+
+/// weighted_fit over the ranks' `gather`.
+template <class Gather>
+bool agreed_weighting(const Gather& gather, int mine) {
+  std::vector<std::int64_t> const all = gather(std::vector<std::int64_t>{mine});
+  return weighted_fit(mine, static_cast<int>(*std::max_element(all.begin(), all.end())));
+}
+
+/// `count` doubles of every rank combined by `op` in rank order (rank 0's
+/// first) into `values`, on every rank, through the ranks' `gather`: the same
+/// bits everywhere, and the same as fusekit::mpi's ordered sum.
+template <class Gather, class Op>
+void doubles_in_rank_order(const Gather& gather, double* values, std::int64_t count, const Op& op) {
+  if (count == 0) { return; }
+  std::vector<std::int64_t> mine(static_cast<std::size_t>(count));
+  std::memcpy(mine.data(), values, mine.size() * sizeof(double));
+  std::vector<std::int64_t> const all = gather(mine);
+  std::int64_t const ranks = static_cast<std::int64_t>(all.size()) / count;
+  for (std::int64_t i = 0; i < count; ++i) {
+    double v = 0;
+    std::memcpy(&v, &all[static_cast<std::size_t>(i)], sizeof(double));
+    for (std::int64_t r = 1; r < ranks; ++r) {
+      double part = 0;
+      std::memcpy(&part, &all[static_cast<std::size_t>(r * count + i)], sizeof(double));
+      v = op(v, part);
+    }
+    values[i] = v;
+  }
+}
+
 /// Bytes of a failing check's message that travel with the key.
 inline constexpr std::size_t agreement_message_bytes = 480;
 /// int64 values per rank in the agreement's gather: failed, key count, the key, the message.

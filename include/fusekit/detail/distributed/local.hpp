@@ -30,8 +30,9 @@ void run_transform(transform_tag, const P& policy, const call_site& site, ::cuda
 }
 
 template <class P, class T, std::enable_if_t<is_distributed_policy_v<P>, int> = 0>
-void run_predict(predict_tag, const P& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  run_predict(predict_tag{}, policy.local, X, W, Y_hat);  // this rank's rows
+void run_predict(predict_tag, const P& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat,
+                 ::cuda::std::span<const T> b = {}) {
+  run_predict(predict_tag{}, policy.local, X, W, Y_hat, b);  // this rank's rows
 }
 
 }  // namespace distributed

@@ -120,10 +120,9 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
   int const mine_weighted = extras.sample_weight.empty() ? (X.extent(0) == 0 ? -1 : 0) : 1;
   int any_weighted = mine_weighted;
   FUSEKIT_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &any_weighted, 1, MPI_INT, MPI_MAX, comm));
-  bool const weighted = mine_weighted < 0 ? any_weighted > 0 : mine_weighted > 0;
+  bool const weighted = weighted_fit(mine_weighted, any_weighted);
   call_key key = fit_key<T>(f, X.extent(1), Y.extent(1), o, bytes_hash(W.data_handle(), W.extent(0) * W.extent(1)));
-  key.add("sample weights (given or not; a shard without rows gives either)", weighted)
-      .add("intercept (given or not)", !extras.intercept.empty());
+  with_extras(key, weighted, !extras.intercept.empty());
   collective_check(comm, key, [&] {
     (void)cpu_thread_count(local);  // a negative count, before anything else
     check_fit(X, Y, W, o, non_finite_counter<cpu>{local}, true, extras);
@@ -155,11 +154,5 @@ fit_report run_fit(fit_tag, const mpi& policy, matrix<const T> X, matrix<const T
 }
 
 }  // namespace distributed
-
-inline namespace train {
-/// fusekit::mpi fits take fit_extras (ridge, an intercept, sample weights).
-template <>
-struct fit_takes_extras<mpi> : std::true_type {};
-}  // namespace train
 }  // namespace detail
 }  // namespace fusekit

@@ -6,7 +6,8 @@
 /// collective call makes first (call key, checks, progress: the same code as
 /// fusekit::mpi's, detail/distributed/agreement.hpp), the deterministic tree
 /// over the GPUs' shards, the other sums folded in rank order, and the Gram
-/// fit with A and B summed over the ranks once.
+/// fit with A and B summed over the ranks once, with ridge, intercepts and
+/// sample weights prepared as on fusekit::mpi.
 
 #include <fusekit/detail/distributed/nccl_collectives.cuh>
 #include <fusekit/detail/distributed/local.hpp>
@@ -187,37 +188,73 @@ struct nccl_system : device_system<T> {
   }
 };
 
+/// The fit across GPUs, with its extras (ridge, an intercept, sample weights,
+/// and the rescaling of extreme units) as on fusekit::mpi: the ranges of the
+/// columns and the preparation's sums are taken over the ranks in rank
+/// order (doubles_in_rank_order, fusekit::mpi's order), rank 0 adds the
+/// ridge's rows, and each rank's prepared rows go to its GPU; then the Gram
+/// fit with A and B summed over the ranks (nccl_system). A rank without rows
+/// and without weights joins a weighted fit.
 template <class T>
-fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                   const fit_extras<T>& e = {}) {
   const char* const f = "fusekit::fit";
+  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   // The warm start's hash, from W's bytes on this GPU: every rank must start alike.
   std::int64_t warm = 0;
   if (o.init == gd_init::warm_start && W.data_handle() != nullptr &&
       memory_space_of(W.data_handle()) == memory_space::device) {
-    std::vector<T> start(static_cast<std::size_t>(W.extent(0) * W.extent(1)));
-    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(start.data(), W.data_handle(), start.size() * sizeof(T), cudaMemcpyDeviceToHost,
-                                     p.local.stream));
-    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(p.local.stream));
+    std::vector<T> const start = host_copy(p.local, static_cast<const T*>(W.data_handle()), N * L);
     warm = bytes_hash(start.data(), static_cast<std::int64_t>(start.size()));
   }
-  nccl_collective_check(p, fit_key<T>(f, X.extent(1), Y.extent(1), o, warm), [&] {
-    check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true);
+  nccl_gather const gather{&p};
+  bool const weighted = agreed_weighting(gather, e.sample_weight.empty() ? (K == 0 ? -1 : 0) : 1);
+  call_key key = fit_key<T>(f, L, N, o, warm);
+  std::vector<T> weights;  // read back for their checks
+  std::vector<T> intercept(e.intercept.size(), T(0));
+  nccl_collective_check(p, with_extras(key, weighted, !e.intercept.empty()), [&] {
+    check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true, e);
+    check_fit_extras_sizes(e, o, K, N);
     FUSEKIT_EXPECTS(o.formulation != gd_formulation::direct,
                     std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
-    expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle());
+    expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle(), e.sample_weight.data(),
+                        static_cast<const T*>(e.intercept.data()));
+    weights = host_copy(p.local, e.sample_weight.data(), static_cast<std::int64_t>(e.sample_weight.size()));
+    check_fit_extras(fit_extras<T>{::cuda::std::span<const T>(weights.data(), weights.size()),
+                                   ::cuda::std::span<T>(intercept.data(), intercept.size())},
+                     o, K, N, host_non_finite_counter{});
   });
-  std::vector<std::int64_t> const shapes = {X.extent(0), X.extent(1), Y.extent(1)};
-  (void)rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));  // L, N agree; K ≥ 1
+  std::vector<std::int64_t> const shapes = {K, L, N};
+  std::int64_t const total_rows = rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));
   gd_options gram = o;
   gram.formulation = gd_formulation::gram;
   // Every rank calls the progress callback at the same points; one that throws
   // on some ranks throws on all, as on fusekit::mpi.
-  gram.progress = collective_progress("fusekit::fit (nccl)", o, nccl_gather{&p});
-  fit_report report =
-      cuda_fit_checked(p.local, X, Y, W, gram, nullptr, nccl_system<T>{{X, Y, p.local.stream}, p}, automatic_path{});
-  report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
-                                                                : fusekit::fit_path::nccl_cublas;
-  return report;
+  gram.progress = collective_progress("fusekit::fit (nccl)", o, gather);
+  auto const fit_on = [&](auto Xd, auto Yd, auto Wd, const gd_options& options) {
+    using U = std::remove_cv_t<typename decltype(Xd)::element_type>;
+    fit_report report = cuda_fit_checked(p.local, Xd, Yd, Wd, options, nullptr,
+                                         nccl_system<U>{{Xd, Yd, p.local.stream}, p}, automatic_path{});
+    report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
+                                                                  : fusekit::fit_path::nccl_cublas;
+    return report;
+  };
+  auto const sum = [&](double* values, std::int64_t count) {
+    doubles_in_rank_order(gather, values, count, [](double a, double b) { return a + b; });
+  };
+  auto const max = [&](double* values, std::int64_t count) {
+    doubles_in_rank_order(gather, values, count, [](double a, double b) { return a > b ? a : b; });
+  };
+  std::vector<double> high, low, y_largest;
+  std::vector<int> const exponents = gpu_column_exponents(p.local, X, Y, o, max, high, low, y_largest);
+  if (!needs_preparation(weighted, o, exponents)) {
+    copy_from_host(p.local, e.intercept.data(), intercept.data(), static_cast<std::int64_t>(intercept.size()));
+    return fit_on(X, Y, W, gram);  // no intercept: b = 0, as documented
+  }
+  fit_extras<T> const host_extras{::cuda::std::span<const T>(weights.data(), weights.size()),
+                                  ::cuda::std::span<T>(intercept.data(), intercept.size())};
+  return gpu_prepared_fit(p.local, X, Y, W, gram, host_extras, e.intercept, weighted, total_rows,
+                          {high, low, y_largest}, nccl_rank(p) == 0, sum, max, fit_on);
 }
 
 }  // namespace distributed

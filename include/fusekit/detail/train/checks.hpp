@@ -274,21 +274,6 @@ void check_predict(matrix<const T> X, matrix<const T> W, matrix<T> Y_hat, ::cuda
                {describe_matrix(f, "X", X), describe_matrix(f, "W", W), describe_values("intercept", intercept)});
 }
 
-/// Whether a backend's fit takes fit_extras (ridge, an intercept, sample
-/// weights): fusekit::cpu here, fusekit::mpi in detail/distributed/mpi.hpp.
-template <class Policy>
-struct fit_takes_extras : std::false_type {};
-template <>
-struct fit_takes_extras<cpu> : std::true_type {};
-
-/// On a backend without them: no ridge, no intercept, no sample weights.
-template <class T>
-void expect_no_extras(const gd_options& o, const fit_extras<T>& e) {
-  FUSEKIT_EXPECTS(o.ridge == 0 && !o.fit_intercept && e.sample_weight.empty() && e.intercept.empty(),
-                  "fusekit::fit: ridge, fit_intercept, sample_weight and intercept run on fusekit::cpu and "
-                  "fusekit::mpi; on the GPU backends, center and weight the data first (docs/trainer.md)");
-}
-
 /// `automatic`: gram when there are more rows than unknowns (K > L).
 inline gd_formulation resolve_formulation(gd_formulation requested, std::int64_t K, std::int64_t L) {
   if (requested != gd_formulation::automatic) { return requested; }

@@ -13,7 +13,7 @@
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cpu_best_iterate.hpp>
 #include <fusekit/detail/train/cpu_iterations.hpp>
-#include <fusekit/detail/train/cpu_prepare.hpp>
+#include <fusekit/detail/train/prepare.hpp>
 #include <fusekit/detail/train/cpu_refinement.hpp>
 #include <fusekit/detail/train/cpu_system.hpp>
 #include <fusekit/detail/train/predict.hpp>
@@ -35,47 +35,6 @@ template <>
 struct backend_available<predict_tag, cpu> : std::true_type {};
 
 inline namespace train {
-
-/// W's rows in C: W itself when T is C, else a copy (rounded back by `finish`).
-template <class C, class T>
-struct compute_weights {
-  std::vector<C> copy;
-  matrix<C> view;
-  explicit compute_weights(matrix<T> W) : view(nullptr, 0, 0) {
-    if constexpr (std::is_same_v<C, T>) {
-      view = W;
-    } else {
-      copy.assign(W.data_handle(), W.data_handle() + W.extent(0) * W.extent(1));
-      view = matrix<C>(copy.data(), W.extent(0), W.extent(1));
-    }
-  }
-  /// W rounded from the copy (nothing to do where the fit ran in W itself).
-  void write(matrix<T> W) const {
-    if constexpr (!std::is_same_v<C, T>) {
-      for (std::size_t i = 0; i < copy.size(); ++i) { W.data_handle()[i] = round_to<T>(copy[i]); }
-    } else {
-      (void)W;
-    }
-  }
-  /// write(W); an output whose W row or intercept is not finite in T, or
-  /// whose weights lost bits below T's range, is not a success
-  /// (expect_finite_outputs, mark_underflow).
-  void finish(matrix<T> W, ::cuda::std::span<const T> intercept, fit_report& report) const {
-    write(W);
-    if constexpr (!std::is_same_v<C, T>) {
-      std::int64_t const N = W.extent(0), L = W.extent(1);
-      for (std::int64_t n = 0; n < N; ++n) {
-        bool lossy = false;
-        for (std::int64_t l = 0; l < L; ++l) {
-          double const c = static_cast<double>(copy[n * L + l]), t = static_cast<double>(W(n, l));
-          lossy = lossy || (c != 0 && !(std::fabs(t - c) <= 0x1p-24 * std::fabs(c)));
-        }
-        if (lossy) { mark_underflow(report.outputs[static_cast<std::size_t>(n)]); }
-      }
-    }
-    expect_finite_outputs(matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), intercept, report);
-  }
-};
 
 /// A CPU fit after its checks, on this process's rows: `total_rows` is K over
 /// every process, and `sum(values, count)` sums over the processes (nothing
@@ -124,7 +83,7 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
   return report;
 }
 
-/// A checked fit on this process's rows, with its extras (cpu_prepare.hpp):
+/// A checked fit on this process's rows, with its extras (prepare.hpp):
 /// the plain fit, or the fit on the prepared copy. `total_rows`, `sum` and
 /// `max` over the processes; `ridge_rows`: this process adds the ridge's rows.
 template <class T, class SumOverProcesses, class MaxOverProcesses>
@@ -138,23 +97,10 @@ fit_report cpu_fit_with_extras(const cpu& policy, matrix<const T> X, matrix<cons
     for (T& b : e.intercept) { b = T(0); }  // no intercept: b = 0, as documented
     return cpu_fit_checked(policy, X, Y, W, o, total_rows, sum, parallel_direct);
   }
-  std::int64_t const L = X.extent(1), N = Y.extent(1);
-  prepared_data const d = prepare(X, Y, e, weighted, o, high, low, y_largest, ridge_rows, sum, max);
-  std::int64_t const rows = total_rows + (has_ridge(o) ? L : 0);
-  compute_weights<cpu_compute_t, T> weights(W);
-  fit_report report;
-  try {
-    gd_options fit_options = o;
-    if (d.zero_design && !o.learning_rate) { fit_options.learning_rate = 1.0; }  // any: every gradient is 0
-    report = fit_prepared(d, N, L, weights.view, e, o.fit_intercept, [&](auto Xp, auto Yp, auto Wp) {
-      return cpu_fit_checked(policy, Xp, Yp, Wp, fit_options, rows, sum, parallel_direct);
-    });
-  } catch (...) {
-    weights.write(W);
-    throw;
-  }
-  weights.finish(W, ::cuda::std::span<const T>(e.intercept.data(), e.intercept.size()), report);
-  return report;
+  return prepare_and_fit(X, Y, W, o, e, weighted, total_rows, {high, low, y_largest}, ridge_rows, sum, max,
+                         [&](auto Xp, auto Yp, auto Wp, const gd_options& fit_options, std::int64_t rows) {
+                           return cpu_fit_checked(policy, Xp, Yp, Wp, fit_options, rows, sum, parallel_direct);
+                         });
 }
 
 template <class T>
@@ -170,14 +116,16 @@ fit_report run_fit(fit_tag, const cpu& policy, matrix<const T> X, matrix<const T
 }
 
 template <class T>
-void run_predict(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  check_predict(X, W, Y_hat);
+void run_predict(predict_tag, const cpu& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat,
+                 ::cuda::std::span<const T> b = {}) {
+  check_predict(X, W, Y_hat, b);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   cpu_for_chunks(policy, cpu_split(K, cpu_train_row_grain(N * L)), K * N * L, cpu_train_parallel_from,
                  [&](std::int64_t, std::int64_t first, std::int64_t last) {
                    for (std::int64_t k = first; k < last; ++k) {
                      for (std::int64_t n = 0; n < N; ++n) {
-                       Y_hat(k, n) = predict_at(X.data_handle(), W.data_handle(), L, k, n);
+                       Y_hat(k, n) = plus_intercept(predict_at(X.data_handle(), W.data_handle(), L, k, n),
+                                                    b.empty() ? nullptr : b.data(), n);
                      }
                    }
                  });

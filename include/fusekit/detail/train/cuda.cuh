@@ -38,6 +38,7 @@
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cuda_buffers.cuh>
 #include <fusekit/detail/train/cuda_iterations.cuh>
+#include <fusekit/detail/train/cuda_prepare.cuh>
 #include <fusekit/detail/train/cuda_refinement.cuh>
 #include <fusekit/detail/train/cuda_system.cuh>
 #include <fusekit/detail/train/power_iteration.hpp>
@@ -239,31 +240,47 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
 
 /// The GPU's fit hook, on `fusekit::cuda` (device memory) and
 /// `fusekit::cuda_staged` (X, Y and W anywhere: `staged_fit`,
-/// detail/train/cuda_staged.cuh).
+/// detail/train/cuda_staged.cuh), with ridge, an intercept, sample weights
+/// and the rescaling of extreme units (detail/train/cuda_prepare.cuh).
 template <class P, class T, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
-fit_report run_fit(fit_tag, const P& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o) {
+fit_report run_fit(fit_tag, const P& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                   const fit_extras<T>& e = {}) {
+  auto const prepared = [&](matrix<const double> Xd, matrix<const double> Yd, matrix<double> Wd,
+                            const gd_options& options) {
+    return cuda_fit_checked(static_cast<const cuda&>(policy), Xd, Yd, Wd, options, nullptr,
+                            device_system<double>{Xd, Yd, policy.stream}, automatic_path{});
+  };
   if constexpr (std::is_same_v<P, cuda_staged>) {
-    return staged_fit(fit_tag{}, policy, X, Y, W, o);
+    return gpu_fit_with_extras(
+        policy, X, Y, W, o, e, [&] { return staged_fit(fit_tag{}, policy, X, Y, W, o); }, prepared);
   } else {
-    return cuda_fit(policy, X, Y, W, o);
+    return gpu_fit_with_extras(
+        policy, X, Y, W, o, e,
+        [&] {
+          return cuda_fit_checked(policy, X, Y, W, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
+        },
+        prepared);
   }
 }
 
-/// The GPU's predict hook, as `run_fit` (cuda_staged: `staged_predict`).
+/// The GPU's predict hook, as `run_fit` (cuda_staged: `staged_predict`);
+/// `b`: the intercepts, device memory on fusekit::cuda (empty: none).
 template <class P, class T, std::enable_if_t<is_gpu_policy_v<P>, int> = 0>
-void run_predict(predict_tag, const P& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
+void run_predict(predict_tag, const P& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat,
+                 ::cuda::std::span<const T> b = {}) {
   if constexpr (std::is_same_v<P, cuda_staged>) {
-    staged_predict(predict_tag{}, policy, X, W, Y_hat);
+    staged_predict(predict_tag{}, policy, X, W, Y_hat, b);
   } else {
     const char* const f = "fusekit::predict";
-    check_predict(X, W, Y_hat);
+    check_predict(X, W, Y_hat, b);
     std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
     if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
     expect_device_memory(f, "X", X.data_handle());
     expect_device_memory(f, "W", W.data_handle());
     expect_device_memory(f, "Y_hat", Y_hat.data_handle());
+    if (!b.empty()) { expect_device_memory(f, "intercept", b.data()); }
     launch_predict(policy.stream, tuning_of(policy).elementwise.block_threads, X.data_handle(), W.data_handle(),
-                   Y_hat.data_handle(), K, L, N);
+                   b.empty() ? nullptr : b.data(), Y_hat.data_handle(), K, L, N);
   }
 }
 

@@ -79,12 +79,11 @@ struct streamed_system {
   }
 };
 
-/// `fit` with X, Y and W anywhere (see the file comment for host memory).
+/// `fit` with X, Y and W anywhere (see the file comment for host memory),
+/// after its checks (gpu_fit_with_extras, detail/train/cuda_prepare.cuh).
 template <class T>
 fit_report cuda_fit_anywhere(const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
                              const gd_options& o) {
-  // Shapes and options first (no device asked), then X, Y and W finite, wherever they are.
-  check_fit(X, Y, W, o, non_finite_counter<cuda_staged>{policy});
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   on_device<T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
   matrix<T> const Wd(w.data, N, L);
@@ -111,7 +110,8 @@ fit_report cuda_fit_anywhere(const cuda_staged& policy, matrix<const T> X, matri
 }
 
 /// `fusekit::cuda_staged`'s routes, which the GPU's fit and predict hooks
-/// (detail/train/cuda.cuh) take for that policy: X, Y and W anywhere.
+/// (detail/train/cuda.cuh) take for that policy: X, Y and W anywhere (a fit
+/// after its checks, on the data as given).
 template <class T>
 fit_report staged_fit(fit_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
                       const gd_options& o) {
@@ -119,15 +119,18 @@ fit_report staged_fit(fit_tag, const cuda_staged& policy, matrix<const T> X, mat
 }
 
 template <class T>
-void staged_predict(predict_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat) {
-  check_predict(X, W, Y_hat);
+void staged_predict(predict_tag, const cuda_staged& policy, matrix<const T> X, matrix<const T> W, matrix<T> Y_hat,
+                    ::cuda::std::span<const T> b = {}) {
+  check_predict(X, W, Y_hat, b);
   std::int64_t const K = X.extent(0), L = X.extent(1), N = W.extent(0);
   if (K * N == 0) { return; }  // nothing to write: nothing is launched or asked of the device
   int const block = tuning_of(policy).elementwise.block_threads;
   on_device<const T> const w(policy, W.data_handle(), N * L, memory_space_of(W.data_handle()));
+  on_device<const T> const intercept(policy, b.data(), static_cast<std::int64_t>(b.size()), memory_space_of(b.data()));
+  const T* const bd = b.empty() ? nullptr : intercept.data;
   pipeline_view const x = rows_view_of(X.data_handle(), L), y = rows_view_of(Y_hat.data_handle(), N);
   auto const predict_rows = [&](cudaStream_t s, const T* x_rows, T* y_rows, std::int64_t rows) {
-    launch_predict(s, block, x_rows, w.data, y_rows, rows, L, N);
+    launch_predict(s, block, x_rows, w.data, bd, y_rows, rows, L, N);
   };
   route_by_memory(
       std::array<pipeline_view, 1>{x}, std::array<memory_space, 1>{y.space},

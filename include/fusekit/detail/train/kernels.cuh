@@ -90,9 +90,10 @@ inline int train_block_size(std::int64_t L, int most) {
 
 /// predict where one row of X does not fit the staging tile: a thread per element.
 template <class T>
-__global__ void predict_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L, std::int64_t N) {
+__global__ void predict_kernel(const T* X, const T* W, const T* b, T* Y_hat, std::int64_t K, std::int64_t L,
+                               std::int64_t N) {
   for (std::int64_t e = global_thread_id(); e < K * N; e += grid_stride()) {
-    Y_hat[e] = predict_at(X, W, L, e / N, e % N);
+    Y_hat[e] = plus_intercept(predict_at(X, W, L, e / N, e % N), b, e % N);
   }
 }
 
@@ -108,29 +109,30 @@ constexpr std::int64_t predict_tile_rows(std::int64_t L) {
 /// predict, `rows` rows of X per block at a time, staged in shared memory
 /// (predict_rows_body): X read and Y_hat written in consecutive addresses.
 template <class T>
-__global__ void predict_rows_kernel(const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L, std::int64_t N,
-                                    std::int64_t rows) {
+__global__ void predict_rows_kernel(const T* X, const T* W, const T* b, T* Y_hat, std::int64_t K, std::int64_t L,
+                                    std::int64_t N, std::int64_t rows) {
   __shared__ double scratch[block_team_scratch];
   __shared__ double tile[predict_tile_bytes / sizeof(double)];
   block_team const team(scratch);
   for (std::int64_t k0 = blockIdx.x * rows; k0 < K; k0 += std::int64_t{gridDim.x} * rows) {
-    predict_rows_body(team, k0, K - k0 < rows ? K - k0 : rows, X, W, Y_hat, L, N, reinterpret_cast<T*>(tile));
+    predict_rows_body(team, k0, K - k0 < rows ? K - k0 : rows, X, W, b, Y_hat, L, N, reinterpret_cast<T*>(tile));
   }
 }
 
-/// Y_hat = X Wᵀ for K rows on `stream`: rows staged in shared memory when one
-/// fits (predict_rows_kernel), else a thread per element (predict_kernel).
+/// Y_hat = X Wᵀ (+ b, b null: none) for K rows on `stream`: rows staged in
+/// shared memory when one fits (predict_rows_kernel), else a thread per
+/// element (predict_kernel).
 template <class T>
-void launch_predict(cudaStream_t stream, int block, const T* X, const T* W, T* Y_hat, std::int64_t K, std::int64_t L,
-                    std::int64_t N) {
+void launch_predict(cudaStream_t stream, int block, const T* X, const T* W, const T* b, T* Y_hat, std::int64_t K,
+                    std::int64_t L, std::int64_t N) {
   std::int64_t const rows = predict_tile_rows<T>(L);
   if (rows > 0) {
     auto const kernel = predict_rows_kernel<T>;
-    launch(kernel, resident_grid(kernel, (K + rows - 1) / rows, block, 1), block, 0, stream, X, W, Y_hat, K, L, N,
+    launch(kernel, resident_grid(kernel, (K + rows - 1) / rows, block, 1), block, 0, stream, X, W, b, Y_hat, K, L, N,
            rows);
   } else {
     auto const kernel = predict_kernel<T>;
-    launch(kernel, resident_grid(kernel, K * N, block), block, 0, stream, X, W, Y_hat, K, L, N);
+    launch(kernel, resident_grid(kernel, K * N, block), block, 0, stream, X, W, b, Y_hat, K, L, N);
   }
 }
 

@@ -70,6 +70,12 @@ struct weights_storage<T, cuda> {
   std::unique_ptr<device_allocation<T>> values;
   weights_storage(const cuda& policy, std::size_t n) : values(std::make_unique<device_allocation<T>>(policy, n)) {}
   [[nodiscard]] T* data() const { return values ? values->data() : nullptr; }  // null once moved from
+  /// The values into `host` (as many as it holds), on the policy's stream (synchronizes).
+  void copy_to(std::vector<T>& host, cudaStream_t stream) const {
+    if (host.empty()) { return; }
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host.data(), data(), host.size() * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
 };
 #endif
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Preparing the data, what a CPU (and MPI) fit adds to X, Y and W: sample weights, an intercept
+/// Preparing the data, what a fit on every backend adds to X, Y and W: sample weights, an intercept
 /// and ridge (gd_options::ridge, fit_intercept; fit_extras), and the
 /// power-of-two scaling of columns in extreme units. Each is a change of the
 /// data, made once in a copy in double, after which the fit is the plain one:
@@ -36,6 +36,7 @@
 /// stop_rule::non_finite).
 
 #include <fusekit/detail/train/checks.hpp>
+#include <fusekit/detail/train/column_ranges.hpp>
 #include <fusekit/train_types.hpp>
 
 #include <algorithm>
@@ -106,16 +107,31 @@ exact_binary exact_bits(T v) {
   return b;
 }
 
-/// Checks the extras of a fit of K rows (this process's) and N outputs.
-template <class T, class Count>
-void check_fit_extras(const fit_extras<T>& e, const gd_options& o, std::int64_t K, std::int64_t N, const Count& count) {
+/// Checks the ridge and the sizes of the extras of a fit of K rows (this
+/// process's) and N outputs: every check of the extras that reads no value.
+template <class T>
+void check_fit_extras_sizes(const fit_extras<T>& e, const gd_options& o, std::int64_t K, std::int64_t N) {
   const char* const f = "fusekit::fit";
   FUSEKIT_EXPECTS(is_finite(o.ridge) && !exact_bits(o.ridge).negative,
                   std::string(f) + ": ridge is " + describe_value(o.ridge) + "; it must be finite and at least 0");
+  FUSEKIT_EXPECTS(e.sample_weight.empty() || static_cast<std::int64_t>(e.sample_weight.size()) == K,
+                  std::string(f) + ": sample_weight has " + std::to_string(e.sample_weight.size()) +
+                      " values but X has " + std::to_string(K) + " rows; it needs one weight per row");
+  FUSEKIT_EXPECTS(!o.fit_intercept || static_cast<std::int64_t>(e.intercept.size()) == N,
+                  std::string(f) + ": fit_intercept is set but intercept has " + std::to_string(e.intercept.size()) +
+                      " values; it needs one per output (N = " + std::to_string(N) + ")");
+  FUSEKIT_EXPECTS(e.intercept.empty() || static_cast<std::int64_t>(e.intercept.size()) == N,
+                  std::string(f) + ": intercept has " + std::to_string(e.intercept.size()) +
+                      " values; it needs one per output (N = " + std::to_string(N) + ") or none");
+}
+
+/// Checks the extras of a fit of K rows (this process's) and N outputs:
+/// check_fit_extras_sizes, then the weights (host memory) finite and at least 0.
+template <class T, class Count>
+void check_fit_extras(const fit_extras<T>& e, const gd_options& o, std::int64_t K, std::int64_t N, const Count& count) {
+  const char* const f = "fusekit::fit";
+  check_fit_extras_sizes(e, o, K, N);
   if (!e.sample_weight.empty()) {
-    FUSEKIT_EXPECTS(static_cast<std::int64_t>(e.sample_weight.size()) == K,
-                    std::string(f) + ": sample_weight has " + std::to_string(e.sample_weight.size()) +
-                        " values but X has " + std::to_string(K) + " rows; it needs one weight per row");
     expect_finite(f, "sample_weight", matrix<const T>(e.sample_weight.data(), 1, K), count);
     for (std::int64_t k = 0; k < K; ++k) {
       FUSEKIT_EXPECTS(!exact_bits(e.sample_weight[k]).negative,
@@ -124,12 +140,6 @@ void check_fit_extras(const fit_extras<T>& e, const gd_options& o, std::int64_t 
                           "; every weight must be at least 0");
     }
   }
-  FUSEKIT_EXPECTS(!o.fit_intercept || static_cast<std::int64_t>(e.intercept.size()) == N,
-                  std::string(f) + ": fit_intercept is set but intercept has " + std::to_string(e.intercept.size()) +
-                      " values; it needs one per output (N = " + std::to_string(N) + ")");
-  FUSEKIT_EXPECTS(e.intercept.empty() || static_cast<std::int64_t>(e.intercept.size()) == N,
-                  std::string(f) + ": intercept has " + std::to_string(e.intercept.size()) +
-                      " values; it needs one per output (N = " + std::to_string(N) + ") or none");
 }
 
 /// Whether λ is set: nonzero by its bits (a subnormal λ counts, also under
@@ -223,28 +233,13 @@ inline std::vector<int> extreme_exponents(const std::vector<double>& largest, co
 }
 
 /// e_l of every column of X as given (see the file comment), then 1 for
-/// each of Y's columns in extreme units (0 else); Y's columns' largest
-/// magnitudes (`y_largest`), and the
-/// columns' largest and smallest values (`high`, `low`: a constant column is
-/// one where they agree); `max(values, count)` takes the largest over the
-/// processes.
-template <class T, class MaxOverProcesses>
-std::vector<int> column_exponents(matrix<const T> X, matrix<const T> Y, const gd_options& o,
-                                  const MaxOverProcesses& max, std::vector<double>& high, std::vector<double>& low,
-                                  std::vector<double>& y_largest) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  std::vector<double> range(static_cast<std::size_t>(2 * L + N), -HUGE_VAL);  // max x, max −x, max |y|
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t l = 0; l < L; ++l) {
-      double const v = static_cast<double>(X(k, l));
-      range[l] = v > range[l] ? v : range[l];
-      range[L + l] = -v > range[L + l] ? -v : range[L + l];
-    }
-    for (std::int64_t n = 0; n < N; ++n) {
-      range[2 * L + n] = std::fmax(range[2 * L + n], std::fabs(static_cast<double>(Y(k, n))));
-    }
-  }
-  max(range.data(), 2 * L + N);
+/// each of Y's columns in extreme units (0 else), from `range` (column_ranges,
+/// taken over every process); Y's columns' largest magnitudes (`y_largest`),
+/// and the columns' largest and smallest values (`high`, `low`: a constant
+/// column is one where they agree).
+inline std::vector<int> exponents_from_ranges(const std::vector<double>& range, std::int64_t L, const gd_options& o,
+                                              std::vector<double>& high, std::vector<double>& low,
+                                              std::vector<double>& y_largest) {
   high.assign(range.begin(), range.begin() + L);
   low.resize(static_cast<std::size_t>(L));
   for (std::int64_t l = 0; l < L; ++l) { low[l] = -range[L + l]; }
@@ -252,8 +247,19 @@ std::vector<int> column_exponents(matrix<const T> X, matrix<const T> Y, const gd
   for (std::int64_t l = 0; l < L; ++l) { largest[l] = std::fmax(std::fabs(high[l]), std::fabs(low[l])); }
   std::vector<int> e = extreme_exponents(largest, o);
   y_largest.assign(range.begin() + 2 * L, range.end());
-  for (std::int64_t n = 0; n < N; ++n) { e.push_back(extreme_units(y_largest[n]) ? 1 : 0); }
+  for (double const y : y_largest) { e.push_back(extreme_units(y) ? 1 : 0); }
   return e;  // X's e_l, then 1 for each output in extreme units
+}
+
+/// exponents_from_ranges of this process's rows, the ranges taken over the
+/// processes by `max(values, count)`.
+template <class T, class MaxOverProcesses>
+std::vector<int> column_exponents(matrix<const T> X, matrix<const T> Y, const gd_options& o,
+                                  const MaxOverProcesses& max, std::vector<double>& high, std::vector<double>& low,
+                                  std::vector<double>& y_largest) {
+  std::vector<double> range = column_ranges(X, Y);
+  max(range.data(), static_cast<std::int64_t>(range.size()));
+  return exponents_from_ranges(range, X.extent(1), o, high, low, y_largest);
 }
 
 /// q of the file comment: the leading exponent of the largest weight over
@@ -478,6 +484,83 @@ void expect_finite_outputs(matrix<const T> W, ::cuda::std::span<const T> interce
       out.rule = stop_rule::non_finite;
     }
   }
+}
+
+/// W's rows in C: W itself when T is C, else a copy (rounded back by `finish`).
+template <class C, class T>
+struct compute_weights {
+  std::vector<C> copy;
+  matrix<C> view;
+  explicit compute_weights(matrix<T> W) : view(nullptr, 0, 0) {
+    if constexpr (std::is_same_v<C, T>) {
+      view = W;
+    } else {
+      copy.assign(W.data_handle(), W.data_handle() + W.extent(0) * W.extent(1));
+      view = matrix<C>(copy.data(), W.extent(0), W.extent(1));
+    }
+  }
+  /// W rounded from the copy (nothing to do where the fit ran in W itself).
+  void write(matrix<T> W) const {
+    if constexpr (!std::is_same_v<C, T>) {
+      for (std::size_t i = 0; i < copy.size(); ++i) { W.data_handle()[i] = round_to<T>(copy[i]); }
+    } else {
+      (void)W;
+    }
+  }
+  /// write(W); an output whose W row or intercept is not finite in T, or
+  /// whose weights lost bits below T's range, is not a success
+  /// (expect_finite_outputs, mark_underflow).
+  void finish(matrix<T> W, ::cuda::std::span<const T> intercept, fit_report& report) const {
+    write(W);
+    if constexpr (!std::is_same_v<C, T>) {
+      std::int64_t const N = W.extent(0), L = W.extent(1);
+      for (std::int64_t n = 0; n < N; ++n) {
+        bool lossy = false;
+        for (std::int64_t l = 0; l < L; ++l) {
+          double const c = static_cast<double>(copy[n * L + l]), t = static_cast<double>(W(n, l));
+          lossy = lossy || (c != 0 && !(std::fabs(t - c) <= 0x1p-24 * std::fabs(c)));
+        }
+        if (lossy) { mark_underflow(report.outputs[static_cast<std::size_t>(n)]); }
+      }
+    }
+    expect_finite_outputs(matrix<const T>(W.data_handle(), W.extent(0), W.extent(1)), intercept, report);
+  }
+};
+
+/// The ranges of X's and Y's columns that `prepare` reads (exponents_from_ranges).
+struct column_bounds {
+  const std::vector<double>& high;
+  const std::vector<double>& low;
+  const std::vector<double>& y_largest;
+};
+
+/// A fit through the prepared copy, on every backend: `prepare` on this
+/// process's rows of X and Y (host memory), then `fit(Xp, Yp, Wp, options,
+/// rows)`, the backend's plain fit over the copy in double (`rows`: over every
+/// process, the ridge's included), W (host memory, in T) and the intercepts
+/// written from it (compute_weights::finish). `sum`, `max` and `ridge_rows` as
+/// `prepare` takes them.
+template <class T, class SumOverProcesses, class MaxOverProcesses, class Fit>
+fit_report prepare_and_fit(matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
+                           const fit_extras<T>& e, bool weighted, std::int64_t total_rows, const column_bounds& bounds,
+                           bool ridge_rows, const SumOverProcesses& sum, const MaxOverProcesses& max, const Fit& fit) {
+  std::int64_t const L = X.extent(1), N = Y.extent(1);
+  prepared_data const d =
+      prepare(X, Y, e, weighted, o, bounds.high, bounds.low, bounds.y_largest, ridge_rows, sum, max);
+  std::int64_t const rows = total_rows + (has_ridge(o) ? L : 0);
+  compute_weights<double, T> weights(W);
+  fit_report report;
+  try {
+    gd_options fit_options = o;
+    if (d.zero_design && !o.learning_rate) { fit_options.learning_rate = 1.0; }  // any: every gradient is 0
+    report = fit_prepared(d, N, L, weights.view, e, o.fit_intercept,
+                          [&](auto Xp, auto Yp, auto Wp) { return fit(Xp, Yp, Wp, fit_options, rows); });
+  } catch (...) {
+    weights.write(W);
+    throw;
+  }
+  weights.finish(W, ::cuda::std::span<const T>(e.intercept.data(), e.intercept.size()), report);
+  return report;
 }
 
 }  // namespace train
