@@ -21,18 +21,36 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
-/// One value whose maximum over X's rows column_exponents reads, for range
-/// column c of 2L + N: x_kl (c = l < L), −x_kl (c = L + l), then |y_kn|
-/// (c = 2L + n). Maxima are exact, so the order of the rows does not matter:
-/// the CPU takes them row by row (column_ranges), the GPU a slice of rows per
-/// thread (column_range_slice, detail/train/cuda_prepare.cuh).
+/// The value whose maximum over X's rows column_exponents reads for a
+/// column of X (x, for the largest), its negation (−x, for the smallest), or
+/// a column of Y (|y|).
+struct range_of {
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE static double x(T v) {
+    return static_cast<double>(v);
+  }
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE static double minus_x(T v) {
+    return -static_cast<double>(v);
+  }
+  template <class T>
+  FUSEKIT_HD FUSEKIT_FORCEINLINE static double abs_y(T v) {
+    double const y = static_cast<double>(v);
+    return y < 0 ? -y : y;
+  }
+};
+
+/// One value of range column c of 2L + N at row k: range_of::x of x_kl
+/// (c = l < L), range_of::minus_x of x_kl (c = L + l), then range_of::abs_y
+/// of y_kn (c = 2L + n). Maxima are exact, so the order of the rows does not
+/// matter: the CPU takes them row by row (column_ranges), the GPU a slice of
+/// rows per thread (column_range_slice, detail/train/cuda_prepare.cuh).
 template <class T>
 FUSEKIT_HD FUSEKIT_FORCEINLINE double column_range_value(const T* X, const T* Y, std::int64_t L, std::int64_t N,
                                                          std::int64_t k, std::int64_t c) {
-  if (c < L) { return static_cast<double>(X[k * L + c]); }
-  if (c < 2 * L) { return -static_cast<double>(X[k * L + c - L]); }
-  double const y = static_cast<double>(Y[k * N + c - 2 * L]);
-  return y < 0 ? -y : y;
+  if (c < L) { return range_of::x(X[k * L + c]); }
+  if (c < 2 * L) { return range_of::minus_x(X[k * L + c - L]); }
+  return range_of::abs_y(Y[k * N + c - 2 * L]);
 }
 
 /// The largest column_range_value of column c over rows [slice·rows, (slice + 1)·rows)
@@ -91,11 +109,13 @@ template <class T>
 std::vector<double> column_ranges(matrix<const T> X, matrix<const T> Y) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   std::vector<double> range(static_cast<std::size_t>(2 * L + N), -HUGE_VAL);
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t c = 0; c < 2 * L + N; ++c) {
-      double const v = column_range_value(X.data_handle(), Y.data_handle(), L, N, k, c);
-      range[c] = v > range[c] ? v : range[c];
+  auto const take = [&](std::int64_t c, double v) { range[c] = v > range[c] ? v : range[c]; };
+  for (std::int64_t k = 0; k < K; ++k) {  // column_range_value's three parts, each over its columns
+    for (std::int64_t l = 0; l < L; ++l) {
+      take(l, range_of::x(X(k, l)));
+      take(L + l, range_of::minus_x(X(k, l)));
     }
+    for (std::int64_t n = 0; n < N; ++n) { take(2 * L + n, range_of::abs_y(Y(k, n))); }
   }
   return range;
 }
