@@ -136,4 +136,28 @@ void weighted_ridge_reference(const problem<T>& p, const std::vector<T>& s, doub
   }
 }
 
+/// One problem of the ridge, intercept and weights trials (raw units, K ≥ L
+/// and, every fourth, K < L under a ridge; weights 0 .. 3 with zeros on odd
+/// trials; λ and the intercept by trial), drawn from `gen`.
+struct ridge_trial {
+  problem<double> p;
+  std::vector<double> s;
+  double lambda;
+  bool intercept;
+};
+
+inline ridge_trial make_ridge_trial(std::mt19937& gen, int trial) {
+  bool const wide = trial % 4 == 3;  // K < L: only with ridge
+  std::int64_t const L = 3 + static_cast<std::int64_t>(gen() % 10);
+  std::int64_t const K = wide ? L - 2 : L + 5 + static_cast<std::int64_t>(gen() % 200);
+  ridge_trial t{make_raw_problem<double>(K, L, 2, static_cast<std::uint32_t>(gen()), 0.3),
+                std::vector<double>(static_cast<std::size_t>(K), 1.0),
+                wide ? 0.5 : std::vector<double>{0.0, 1e-3, 0.5, 20.0}[trial % 4], trial % 3 != 2};
+  if (trial % 2 == 1) {
+    for (auto& v : t.s) { v = static_cast<double>(gen() % 7) / 2.0; }  // 0 .. 3, zeros included
+    t.s[0] = 1.0;
+  }
+  return t;
+}
+
 }  // namespace fusekit::test

@@ -7,6 +7,7 @@
 #include <fusekit/train.cuh>
 
 #include "common/cuda_fit.cuh"
+#include "common/data_kinds.hpp"
 #include "common/device_buffer.cuh"
 #include "common/test_support.hpp"
 #include "common/train_problem.hpp"
@@ -169,21 +170,13 @@ TEST(GpuFit, RidgeInterceptAndWeightsMatchTheCpuOnDeviceAndHostData) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
   std::mt19937 gen(4040);
   for (int trial = 0; trial < 16; ++trial) {
-    bool const wide = trial % 4 == 3;
-    std::int64_t const L = 3 + static_cast<std::int64_t>(gen() % 10);
-    std::int64_t const K = wide ? L - 2 : L + 5 + static_cast<std::int64_t>(gen() % 200);
-    auto const p = fusekit::test::make_raw_problem<double>(K, L, 2, static_cast<std::uint32_t>(gen()), 0.3);
-    std::vector<double> s(static_cast<std::size_t>(K), 1.0);
-    if (trial % 2 == 1) {
-      for (auto& v : s) { v = static_cast<double>(gen() % 7) / 2.0; }  // 0 .. 3, zeros included
-      s[0] = 1.0;
-    }
+    auto [p, s, lambda, intercept] = fusekit::test::make_ridge_trial(gen, trial);
     if (trial % 8 == 4) { s.clear(); }  // unweighted
     gd_options o = gd_options::recommended();
     o.preconditioner = fusekit::gd_preconditioner::jacobi;
     o.relative_tolerance = 1e-14;
-    o.ridge = wide ? 0.5 : std::vector<double>{0.0, 1e-3, 0.5, 20.0}[trial % 4];
-    o.fit_intercept = trial % 3 != 2;
+    o.ridge = lambda;
+    o.fit_intercept = intercept;
     std::vector<double> Wc, bc;
     auto const rc = cpu_fit_with_extras(p, s, o, Wc, bc);
     for (bool const staged : {false, true}) {

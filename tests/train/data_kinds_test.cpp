@@ -265,17 +265,8 @@ long double max_relative(const std::vector<double>& got, const std::vector<long 
 TEST(RidgeInterceptWeights, MatchTheLongDoubleReference) {
   std::mt19937 gen(4040);
   for (int trial = 0; trial < 24; ++trial) {
-    bool const wide = trial % 4 == 3;  // K < L: only with ridge
-    std::int64_t const L = 3 + static_cast<std::int64_t>(gen() % 10);
-    std::int64_t const K = wide ? L - 2 : L + 5 + static_cast<std::int64_t>(gen() % 200);
-    auto const p = fusekit::test::make_raw_problem<double>(K, L, 2, static_cast<std::uint32_t>(gen()), 0.3);
-    std::vector<double> s(static_cast<std::size_t>(K), 1.0);
-    if (trial % 2 == 1) {
-      for (auto& v : s) { v = static_cast<double>(gen() % 7) / 2.0; }  // 0 .. 3, zeros included
-      s[0] = 1.0;
-    }
-    double const lambda = wide ? 0.5 : std::vector<double>{0.0, 1e-3, 0.5, 20.0}[trial % 4];
-    bool const intercept = trial % 3 != 2;
+    auto const [p, s, lambda, intercept] = fusekit::test::make_ridge_trial(gen, trial);
+    std::int64_t const K = p.K, L = p.L;
     gd_options o = gd_options::recommended();
     o.ridge = lambda;
     o.fit_intercept = intercept;
