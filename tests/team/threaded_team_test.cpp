@@ -573,6 +573,8 @@ TEST(ThreadedTeam, PredictRowsHaveTheBitsOfPredictAtPlusTheIntercept) {
     for (double& v : X) { v = normal(rng); }
     for (double& v : W) { v = normal(rng); }
     for (double& v : b) { v = 1e3 * normal(rng); }
+    double const extreme[] = {1e-310, -1e308, 0.0, -0.0};  // subnormal, huge, both zeros
+    for (std::size_t n = 0; n < b.size() && n < 4; ++n) { b[n] = extreme[n]; }
     for (bool const intercept : {false, true}) {
       // Y_hat[k, n] = (Σ_l X[k, l]·W[n, l], l in order) + b[n]: the sum rounded first.
       std::vector<double> expected(static_cast<std::size_t>(sh.K * sh.N));

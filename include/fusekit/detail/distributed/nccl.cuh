@@ -210,8 +210,7 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   nccl_gather const gather{&p};
   bool const weighted = agreed_weighting(gather, e.sample_weight.empty() ? (K == 0 ? -1 : 0) : 1);
   call_key key = fit_key<T>(f, L, N, o, warm);
-  std::vector<T> weights;  // read back for their checks
-  std::vector<T> intercept(e.intercept.size(), T(0));
+  host_extras<T> on_host;  // the weights read back for their checks
   nccl_collective_check(p, with_extras(key, weighted, !e.intercept.empty()), [&] {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true, e);
     check_fit_extras_sizes(e, o, K, N);
@@ -219,10 +218,8 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
                     std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
     expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle(), e.sample_weight.data(),
                         static_cast<const T*>(e.intercept.data()));
-    weights = host_copy(p.local, e.sample_weight.data(), static_cast<std::int64_t>(e.sample_weight.size()));
-    check_fit_extras(fit_extras<T>{::cuda::std::span<const T>(weights.data(), weights.size()),
-                                   ::cuda::std::span<T>(intercept.data(), intercept.size())},
-                     o, K, N, host_non_finite_counter{});
+    on_host.read(p.local, e);
+    check_fit_extras(on_host.view(), o, K, N, host_non_finite_counter{});
   });
   std::vector<std::int64_t> const shapes = {K, L, N};
   std::int64_t const total_rows = rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));
@@ -248,12 +245,11 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   std::vector<double> high, low, y_largest;
   std::vector<int> const exponents = gpu_column_exponents(p.local, X, Y, o, max, high, low, y_largest);
   if (!needs_preparation(weighted, o, exponents)) {
-    copy_from_host(p.local, e.intercept.data(), intercept.data(), static_cast<std::int64_t>(intercept.size()));
+    copy_from_host(p.local, e.intercept.data(), on_host.intercept.data(),
+                   static_cast<std::int64_t>(on_host.intercept.size()));
     return fit_on(X, Y, W, gram);  // no intercept: b = 0, as documented
   }
-  fit_extras<T> const host_extras{::cuda::std::span<const T>(weights.data(), weights.size()),
-                                  ::cuda::std::span<T>(intercept.data(), intercept.size())};
-  return gpu_prepared_fit(p.local, X, Y, W, gram, host_extras, e.intercept, weighted, total_rows,
+  return gpu_prepared_fit(p.local, X, Y, W, gram, on_host.view(), e.intercept, weighted, total_rows,
                           {high, low, y_largest}, nccl_rank(p) == 0, sum, max, fit_on);
 }
 

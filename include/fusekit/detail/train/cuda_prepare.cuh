@@ -101,6 +101,22 @@ struct host_non_finite_counter {
   }
 };
 
+/// A fit's extras in host memory: the weights read back (their checks and
+/// the preparation read them one by one) and the intercepts, zero until the
+/// fit writes them.
+template <class T>
+struct host_extras {
+  std::vector<T> weights, intercept;
+  void read(const cuda& policy, const fit_extras<T>& e) {
+    weights = host_copy(policy, e.sample_weight.data(), static_cast<std::int64_t>(e.sample_weight.size()));
+    intercept.assign(e.intercept.size(), T(0));
+  }
+  [[nodiscard]] fit_extras<T> view() {
+    return {::cuda::std::span<const T>(weights.data(), weights.size()),
+            ::cuda::std::span<T>(intercept.data(), intercept.size())};
+  }
+};
+
 /// The GPU's fit of the prepared copy (host memory, in double): the copy on
 /// the device, the plain fit on it (`fit_on_device(Xd, Yd, Wd, options)`),
 /// and Wp read back, also when the fit throws.
@@ -217,23 +233,20 @@ fit_report gpu_fit_with_extras(const P& policy, matrix<const T> X, matrix<const 
     if (!e.sample_weight.empty()) { expect_device_memory(f, "sample_weight", e.sample_weight.data()); }
     if (!e.intercept.empty()) { expect_device_memory(f, "intercept", e.intercept.data()); }
   }
-  // The weights' checks read them one by one: on the host.
-  std::vector<T> const weights =
-      host_copy(policy, e.sample_weight.data(), static_cast<std::int64_t>(e.sample_weight.size()));
-  std::vector<T> intercept(e.intercept.size(), T(0));
-  fit_extras<T> const host_extras{::cuda::std::span<const T>(weights.data(), weights.size()),
-                                  ::cuda::std::span<T>(intercept.data(), intercept.size())};
-  check_fit_extras(host_extras, o, K, N, host_non_finite_counter{});
+  host_extras<T> on_host;  // the weights' checks read them one by one: on the host
+  on_host.read(policy, e);
+  check_fit_extras(on_host.view(), o, K, N, host_non_finite_counter{});
   check_fit_values(X, Y, W, o, non_finite_counter<P>{policy});
 
   std::vector<double> high, low, y_largest;
   std::vector<int> const exponents = gpu_column_exponents(policy, X, Y, o, no_processes{}, high, low, y_largest);
   bool const weighted = !e.sample_weight.empty();
   if (!needs_preparation(weighted, o, exponents)) {
-    copy_from_host(policy, e.intercept.data(), intercept.data(), static_cast<std::int64_t>(intercept.size()));
+    copy_from_host(policy, e.intercept.data(), on_host.intercept.data(),
+                   static_cast<std::int64_t>(on_host.intercept.size()));
     return plain();  // no intercept: b = 0, as documented
   }
-  return gpu_prepared_fit(policy, X, Y, W, o, host_extras, e.intercept, weighted, K, {high, low, y_largest}, true,
+  return gpu_prepared_fit(policy, X, Y, W, o, on_host.view(), e.intercept, weighted, K, {high, low, y_largest}, true,
                           no_processes{}, no_processes{}, fit_on_device);
 }
 
