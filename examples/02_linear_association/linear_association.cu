@@ -14,8 +14,8 @@
 // loops forever: each output ends converged, diverged, stalled or out of
 // iterations. For real data (features in their own units, correlated columns)
 // pick `gd_options::recommended()`: conjugate gradients with a Cholesky
-// preconditioner (Jacobi on the GPU), a few iterations on the CPU whatever the
-// conditioning, at most about L with Jacobi, no learning rate to choose.
+// preconditioner (its factor computed on the GPU or the CPU), a few
+// iterations whatever the conditioning, no learning rate to choose.
 //
 // The program builds X (uniform [0, 1)) and Y = X W_trueᵀ from known weights,
 // fits W with plain and Nesterov descent and with the recommended method,

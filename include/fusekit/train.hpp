@@ -19,7 +19,8 @@
 ///   memory for `fusekit::cpu`, device memory for `fusekit::cuda`; float or double.
 /// * For real data (features in their own units, correlated, ill-conditioned,
 ///   an intercept column) use `gd_options::recommended()`: conjugate gradients
-///   with the Cholesky preconditioner (Jacobi where it does not run), the
+///   with the Cholesky preconditioner (Jacobi where it does not run: the
+///   direct formulation, L > 2048), the
 ///   relative tolerance alone and refinement (`refinement_steps`). With
 ///   Cholesky it ends in a few iterations whatever κ; with Jacobi in at most
 ///   about L, where plain descent needs O(κ(XᵀX)) and Nesterov O(√κ), and raw

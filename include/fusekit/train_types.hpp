@@ -61,9 +61,9 @@ enum class gd_preconditioner {
   /// Jacobi-scaled Gram matrix (shifted where it is singular to working
   /// precision; detail/train/cholesky.hpp), so CG ends in a few updates
   /// whatever κ is, and refinement from X does the rest. Where the fit runs
-  /// on the Gram formulation with L ≤ 2048 on fusekit::cpu and fusekit::mpi;
-  /// elsewhere (the direct formulation, larger L, the GPU backends) it is
-  /// `jacobi`, and fit_report::preconditioner says which ran.
+  /// on the Gram formulation with L ≤ 2048, on every backend (on the GPU the
+  /// factor is computed on the device); elsewhere (the direct formulation,
+  /// larger L) it is `jacobi`, and fit_report::preconditioner says which ran.
   cholesky,
 };
 

@@ -82,10 +82,28 @@ MUTANTS = [
     ("team-cg-direction-unsynced", "detail/train/conjugate_gradient.hpp",
      "  s.started = true;\n  finish_if_stopped(team, s, L, w, stop);\n  team.sync();",
      "  s.started = true;\n  finish_if_stopped(team, s, L, w, stop);", ["team"]),
-    # Not planted, as dropping them changes nothing the current callers can see:
-    # the barrier that ends cgls_rows (the kernel's end orders what follows) and
-    # the one that ends cg_step (cg_direction first sums each member's own
-    # entries; only the full preconditioner reads others', on serial_team alone).
+    # The Cholesky preconditioner's bodies (the factor once, the solve in each CG
+    # update) and the barrier that ends cg_step, before the solve reads every
+    # member's residual.
+    ("team-cholesky-fill-unsynced", "detail/train/cholesky.hpp",
+     "      G[e] = v;\n    });\n    team.sync();", "      G[e] = v;\n    });", ["team"]),
+    ("team-cholesky-column-unsynced", "detail/train/cholesky.hpp",
+     "      gi[j] = v / pivot;\n    });\n    team.sync();", "      gi[j] = v / pivot;\n    });", ["team"]),
+    ("team-cholesky-solve-start-unsynced", "detail/train/cholesky.hpp",
+     "t[i] = s[i] * static_cast<double>(r[i]); });\n  team.sync();", "t[i] = s[i] * static_cast<double>(r[i]); });",
+     ["team"]),
+    ("team-cholesky-forward-unsynced", "detail/train/cholesky.hpp",
+     "      t[i] -= G[i * L + j] * u;\n    });\n    team.sync();", "      t[i] -= G[i * L + j] * u;\n    });", ["team"]),
+    ("team-cholesky-middle-unsynced", "detail/train/cholesky.hpp",
+     "t[i] = as_c(t[i] / G[i * L + i]); });  // t = u\n  team.sync();",
+     "t[i] = as_c(t[i] / G[i * L + i]); });  // t = u", ["team"]),
+    ("team-cholesky-backward-unsynced", "detail/train/cholesky.hpp",
+     "t[k] = as_c(t[k] - g[k] * v); });\n    team.sync();", "t[k] = as_c(t[k] - g[k] * v); });", ["team"]),
+    ("team-cg-step-unsynced", "detail/train/conjugate_gradient.hpp",
+     "    s.report.iterations += 1;\n  }\n  team.sync();\n  return cg_direction(",
+     "    s.report.iterations += 1;\n  }\n  return cg_direction(", ["team"]),
+    # Not planted, as dropping it changes nothing the current callers can see:
+    # the barrier that ends cgls_rows (the kernel's end orders what follows).
     ("tree-row-load-shifted", "detail/team/cpu_columns.hpp",
      "std::memcpy(&v, access.values(r * c0 + l), sizeof v);", "std::memcpy(&v, access.values(r * c0 + l + 1), sizeof v);",
      ["pinned_native_fastmath"]),
@@ -309,7 +327,7 @@ MUTANTS = [
      "return cholesky && (factor.shift != 0 || factor.smallest_pivot < gram_pivot_limit) &&",
      "return cholesky && factor.shift != 0 &&", ["kinds"]),
     ("cholesky-unscaled-result", "detail/train/cholesky.hpp",
-     "for (std::int64_t i = 0; i < L; ++i) { z[i] = static_cast<C>(s[i] * static_cast<double>(z[i])); }", "",
+     "z[i] = static_cast<C>(s[i] * as_c(t[i] / G[i * L + i]));", "z[i] = static_cast<C>(as_c(t[i] / G[i * L + i]));",
      ["kinds"]),
     ("floor-growth-ignored", "detail/train/descent.hpp", "  if (worse_past_floor) {", "  if (false) {",
      ["kinds"]),
@@ -439,7 +457,7 @@ FALSE_SUCCESS_MUTANTS = [
      "FUSEKIT_EXPECTS(e.intercept.empty() || static_cast<std::int64_t>(e.intercept.size()) == N,",
      "FUSEKIT_EXPECTS(true,", CPU_TRAINER),
     ("cholesky-zero-column-needs-a-shift", "detail/train/cholesky.hpp",
-     "f.G[i * L + i] = (f.s[i] > 0 ? f.G[i * L + i] : 1.0) + f.shift;", "f.G[i * L + i] = f.G[i * L + i] + f.shift;",
+     "if (i == j) { v = (s[i] > 0 ? v : 1.0) + out.shift; }", "if (i == j) { v = v + out.shift; }",
      CPU_TRAINER),
     ("cholesky-breakdown-only-at-zero", "detail/train/cholesky.hpp",
      "double const least = pivot_floor * static_cast<double>(L) * 0x1p-53;", "double const least = 0.0;",

@@ -43,13 +43,14 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
-/// A preconditioner that is not a diagonal: `full(r, z)` writes z = M r.
-/// This one is none (the diagonal `scaling` is the preconditioner); the CPU's
-/// Cholesky preconditioner is another (detail/train/cholesky.hpp).
+/// A preconditioner that is not a diagonal: `full(team, r, z)` writes z = M r
+/// on the caller's team and ends with a sync. This one is none (the diagonal
+/// `scaling` is the preconditioner); the Cholesky preconditioner is another
+/// (cholesky_apply, detail/train/cholesky.hpp).
 struct diagonal_only {
   static constexpr bool active = false;
-  template <class T>
-  FUSEKIT_HD void operator()(const T*, T*) const {}
+  template <class Team, class T>
+  FUSEKIT_HD void operator()(const Team&, const T*, T*) const {}
 };
 
 /// The stopping rules on the residual r, then the next direction d (see the
@@ -66,8 +67,7 @@ FUSEKIT_HD bool cg_direction(const Team& team, const descent_params<T>& p, desce
   };
   T gamma = T(0);  // rᵀ M r
   if constexpr (Full::active) {
-    full(r, z);
-    team.sync();
+    full(team, r, z);  // ends with a sync
     gamma = team.template sum<T>(L, [&](std::int64_t i) { return r[i] * z[i]; });
   } else {
     gamma = !p.jacobi ? r2 : scaled2();

@@ -35,6 +35,7 @@ inline namespace train {
 template <class C>
 struct cpu_output {
   std::vector<C> g, previous, point, delta, rows, z;  ///< z: a full preconditioner's M r
+  std::vector<double> t;                              ///< the Cholesky solve's scratch
   descent_state<C> state;
   std::vector<C> start, best;  ///< w at the start, and at the smallest gradᵀgrad seen
   double best_g2 = -1;         ///< that gradᵀgrad (-1: none yet)
@@ -46,6 +47,7 @@ struct cpu_output {
         delta(static_cast<std::size_t>(K)),
         rows(p.method == gd_method::conjugate_gradient ? static_cast<std::size_t>(K) : 0),
         z(g.size()),
+        t(g.size()),
         state(descent_state<C>::start(p, terms)) {
     cg = p.method == gd_method::conjugate_gradient;
     descent_begin(serial_team{}, p, n, L, w, previous.data(), point.data());
@@ -72,22 +74,6 @@ struct cpu_output {
   bool cg = false;
 };
 
-/// The Cholesky preconditioner as CG's full one (conjugate_gradient.hpp):
-/// z = M r on the host (its device pass is empty: only the CPU runs it).
-struct cholesky_apply {
-  static constexpr bool active = true;
-  const cholesky_factor* factor;
-  template <class C>
-  FUSEKIT_HD void operator()(const C* r, C* z) const {
-#if !FUSEKIT_DEVICE_PASS
-    factor->apply(r, z);
-#else
-    (void)r;
-    (void)z;
-#endif
-  }
-};
-
 /// One CGLS call of output n (detail/train/conjugate_gradient.hpp): q = X d, the
 /// shared update of the rows' residual, r = Xᵀρ and the shared direction.
 /// Across processes (`sum`, as in make_cpu_system), qᵀq and r are summed over
@@ -106,7 +92,7 @@ bool cgls_step(matrix<const T> X, matrix<const U> Y, std::int64_t n, const desce
   columns_times(X, static_cast<const C*>(rho), o.previous.data());
   sum(o.previous.data(), L);
   if (factor != nullptr) {
-    return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m, cholesky_apply{factor}, o.z.data());
+    return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m, factor->with_scratch(o.t.data()), o.z.data());
   }
   return cg_direction(team, p, o.state, L, w, o.previous.data(), d, m);
 }
@@ -167,7 +153,7 @@ auto cpu_iterate_of(const cpu_system<C>& sys, const descent_params<C>& p, matrix
         gram_product(team, a, L, o.point.data(), o.g.data());
         if (factor != nullptr) {
           return cg_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()},
-                         element_of<C>{b + n * L}, m, cholesky_apply{factor}, o.z.data());
+                         element_of<C>{b + n * L}, m, factor->with_scratch(o.t.data()), o.z.data());
         }
         return cg_step(team, p, o.state, L, w, o.previous.data(), o.point.data(), element_of<C>{o.g.data()},
                        element_of<C>{b + n * L}, m);

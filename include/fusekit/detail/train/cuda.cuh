@@ -117,12 +117,12 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
     arena.take(tree_temp_bytes<std::int64_t>(values));
     arena.release(mark);
   }
+  // Each path the fit may take (on device data, whose X a fit may leave A for): the largest is the size.
   bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
-  bool const refine = gram && o.refinement_steps > 0;
   for (bool single : {false, gram}) {
-    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, gram, !o.learning_rate, single,
-                                  t.train.cublas_workspace_bytes, !gram && o.method == gd_method::conjugate_gradient,
-                                  refine, K * N);  // the refinement's R, as device_system takes it
+    gpu_fit_plan const plan = plan_gpu_fit<T>(K, L, o, true, fixed_path{single});
+    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, plan, !o.learning_rate, t.train.cublas_workspace_bytes,
+                                  K * N);  // the refinement's R, as device_system takes it
     arena.release(0);
   }
   return arena.bytes_needed();
@@ -173,22 +173,33 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
   FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
-  gd_formulation const formulation = resolve_formulation(o.formulation, X.extent(0), L);
-  bool const single = path.template single_launch<T>(formulation == gd_formulation::gram, L);
+  gpu_fit_plan const plan = plan_gpu_fit<T>(X.extent(0), L, o, system.rows_on_device(), path);
+  bool const single = plan.single;
   if (single) {
     FUSEKIT_EXPECTS(single_launch_fits<T>(L),
                     "fusekit::fit: the single-launch path needs A = XᵀX in shared memory; L = " + std::to_string(L) +
                         " is too large on this device");
   }
-  bool const gram = single || formulation == gd_formulation::gram;
-  bool const cgls = !gram && o.method == gd_method::conjugate_gradient;
-  bool const refine = gram && o.refinement_steps > 0;
-  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, gram, !o.learning_rate, single,
-                           tuning.cublas_workspace_bytes, cgls, refine, system.residual_scratch());
+  fit_buffers<T> const buf(policy, from, X.extent(0), L, N, plan, !o.learning_rate, tuning.cublas_workspace_bytes,
+                           system.residual_scratch());
 
   cublas_context const cublas{cublas_handle(), buf.cublas_workspace.get(),
                               static_cast<std::size_t>(tuning.cublas_workspace_bytes)};
   system.gram(cublas, buf.A.get(), buf.B.get());
+  // The Cholesky factor of A on the device (one block: detail/train/cholesky.hpp);
+  // as on the CPU (cpu_system::leaves_gram), a shifted or tiny-pivot factor
+  // sends an automatic formulation from A to CGLS on X, preconditioned by it.
+  bool gram = plan.gram;
+  if (plan.cholesky) {
+    double* const f = buf.factor.get();
+    launch(cholesky_factor_kernel<T>, 1, train_block_size(L, tuning.power_iteration_max_threads), 0, stream,
+           static_cast<const T*>(buf.A.get()), L, f, f + L * L, f + L * L + L);
+    double outcome[2] = {0, 0};
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(outcome, f + L * L + L, sizeof(outcome), cudaMemcpyDeviceToHost, stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
+    gram = !(plan.may_leave && (outcome[0] != 0 || outcome[1] < gram_pivot_limit));
+  }
+  bool const refine = plan.refine && gram;
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate && o.method != gd_method::conjugate_gradient) {
@@ -204,12 +215,14 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   double const floor_multiplier = gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L);
 
   fit_report report;
+  if (plan.cholesky) { report.preconditioner = gd_preconditioner::cholesky; }
   report.learning_rate = learning_rate;
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
   report.path = single ? fusekit::fit_path::single_launch : fusekit::fit_path::cublas;
   // Every output's iterations from W_on's start, on the path taken (synchronizes).
   using progress_fn = std::function<void(const fit_progress&)>;
-  auto const iterate = [&](matrix<T> W_on, const descent_params<T>& p, const progress_fn& progress) {
+  auto const iterate = [&](matrix<T> W_on, descent_params<T> p, const progress_fn& progress) {
+    p.jacobi = p.jacobi && !plan.cholesky;  // the factor in Jacobi's place, as on the CPU
     std::vector<output_report> outputs(static_cast<std::size_t>(N));
     if (single) {
       std::size_t const shared = single_launch_shared_bytes<T>(L);
@@ -218,7 +231,7 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
       launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream,
              static_cast<const T*>(buf.A.get()), static_cast<const T*>(buf.B.get()), W_on.data_handle(), L, p,
-             buf.reports.get());
+             buf.reports.get(), buf.cholesky(L));
       FUSEKIT_CUDA_TRY(cudaMemcpyAsync(outputs.data(), buf.reports.get(), outputs.size() * sizeof(output_report),
                                        cudaMemcpyDeviceToHost, stream));
     } else {

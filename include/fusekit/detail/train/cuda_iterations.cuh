@@ -66,7 +66,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
       }
       launch(step_outputs_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(), buf.previous.get(),
-             buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p,
+             buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p, buf.cholesky(L),
              b + 1 == iterations ? buf.running.get() : nullptr);
     }
   };
@@ -108,25 +108,49 @@ bool single_launch_fits(std::int64_t L) {
 }
 
 /// How `cuda_fit` chooses its path. This default takes the single launch for a
-/// Gram fit whose A = XᵀX fits in shared memory, cuBLAS otherwise. Tests and
-/// the benchmark pass another (fixed_path) as cuda_fit's last argument, the
-/// way CUB's dispatch takes its kernel source (a typed argument with a
-/// default), to run one path on purpose; production calls name nothing.
+/// Gram fit whose A = XᵀX fits in shared memory and which stays on A, cuBLAS
+/// otherwise (`may_leave`: a Cholesky factor may send it to CGLS, which runs
+/// on the cuBLAS path). Tests and the benchmark pass another (fixed_path) as
+/// cuda_fit's last argument, the way CUB's dispatch takes its kernel source (a
+/// typed argument with a default), to run one path on purpose; production
+/// calls name nothing.
 struct automatic_path {
   template <class T>
-  bool single_launch(bool gram, std::int64_t L) const {
-    return gram && single_launch_fits<T>(L);
+  bool single_launch(bool gram, std::int64_t L, bool may_leave) const {
+    return gram && !may_leave && single_launch_fits<T>(L);
   }
 };
 
-/// One path whatever the sizes: the single launch (checked to fit) or cuBLAS.
+/// One path whatever the sizes: the single launch (checked to fit; a fit
+/// there stays on A) or cuBLAS.
 struct fixed_path {
   bool single;
   template <class T>
-  bool single_launch(bool, std::int64_t) const {
+  bool single_launch(bool, std::int64_t, bool) const {
     return single;
   }
 };
+
+/// The plan of a fit of K × L data with options `o` (gpu_fit_plan): the
+/// formulation, then whether the Cholesky preconditioner runs (CG on A, L ≤
+/// cholesky_max_columns, as on the CPU) and may leave A for CGLS (an
+/// automatic formulation, and X on the device: `rows_on_device`), then the
+/// path. `single_fits` answers the path's question (a measuring caller asks
+/// no device).
+template <class T, class Path>
+gpu_fit_plan plan_gpu_fit(std::int64_t K, std::int64_t L, const gd_options& o, bool rows_on_device, const Path& path) {
+  gpu_fit_plan plan;
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  plan.cholesky = gram && o.preconditioner == gd_preconditioner::cholesky &&
+                  o.method == gd_method::conjugate_gradient && L <= cholesky_max_columns;
+  bool const may_leave = plan.cholesky && o.formulation == gd_formulation::automatic && rows_on_device;
+  plan.single = path.template single_launch<T>(gram, L, may_leave);
+  plan.may_leave = may_leave && !plan.single;
+  plan.gram = plan.single || gram;
+  plan.cgls = !plan.gram && o.method == gd_method::conjugate_gradient;
+  plan.refine = plan.gram && o.refinement_steps > 0;
+  return plan;
+}
 
 }  // namespace train
 }  // namespace detail

@@ -64,6 +64,9 @@ struct streamed_system {
   const cuda& policy;
   matrix<const T> X, Y;
   [[nodiscard]] std::int64_t residual_scratch() const { return 0; }
+  /// X streams through: a fit stays on A (a Cholesky factor that would leave
+  /// it is used as it is, refinement then working from X).
+  [[nodiscard]] bool rows_on_device() const { return false; }
   void gram(const cublas_context& cublas, T* A, T* B) const { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); }
   void residual(const cublas_context& cublas, const T* W, T*, T* B) const {
     std::int64_t const L = X.extent(1), N = Y.extent(1);

@@ -51,6 +51,8 @@ struct device_system {
   cudaStream_t stream;
   /// Elements of the scratch `residual` takes from the fit's buffers: R, K × N.
   [[nodiscard]] std::int64_t residual_scratch() const { return X.extent(0) * Y.extent(1); }
+  /// X is device memory: a fit may leave A for CGLS on it.
+  [[nodiscard]] bool rows_on_device() const { return true; }
   void gram(const cublas_context& cublas, T* A, T* B) const { gram_matrices<T>(cublas.on(stream), X, Y, A, B); }
   void residual(const cublas_context& cublas, const T* W, T* scratch, T* B) const {
     residual_rhs<T>(cublas.on(stream), stream, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1), Y.extent(1),

@@ -123,16 +123,17 @@ inline double absolute_tolerance(const gd_options& o) {
 
 template <class T>
 descent_params<T> make_descent_params(const gd_options& o, double learning_rate, double floor_multiplier) {
-  return {static_cast<T>(learning_rate),
-          static_cast<T>(absolute_tolerance(o)),
-          o.max_iterations,
-          o.stall_window,
-          o.seed,
-          o.init,
-          o.method,
-          o.preconditioner != gd_preconditioner::none,  // cholesky where it does not run: Jacobi
-          o.relative_tolerance * o.relative_tolerance,
-          floor_multiplier};
+  return {
+      static_cast<T>(learning_rate),
+      static_cast<T>(absolute_tolerance(o)),
+      o.max_iterations,
+      o.stall_window,
+      o.seed,
+      o.init,
+      o.method,
+      o.preconditioner != gd_preconditioner::none,  // cholesky: Jacobi, unless its factor runs (the caller clears it)
+      o.relative_tolerance * o.relative_tolerance,
+      floor_multiplier};
 }
 
 /// The Jacobi preconditioner's entry for a diagonal entry of A = XᵀX: 1/a, and

@@ -2,7 +2,7 @@
 #pragma once
 /// \file
 /// The trainer's kernels: each is indices around a body the CPU tests run —
-/// the power iteration, the per-output fit, step and CGLS rows, and
+/// the power iteration, the Cholesky factor, the per-output fit, step and CGLS rows, and
 /// predict's rows, on a block_team or per thread (detail/train/power_iteration.hpp,
 /// detail/train/output_bodies.hpp, detail/train/predict.hpp).
 
@@ -38,15 +38,30 @@ __global__ void __launch_bounds__(1024)
   if (team.leader()) { *lambda = result; }
 }
 
+/// The Cholesky preconditioner's factor of A (cholesky_factor_body,
+/// detail/train/cholesky.hpp) by one block of up to 1024 threads: G (L × L)
+/// and s (L), then δ and the smallest pivot in out[0] and out[1].
+template <class T>
+__global__ void __launch_bounds__(1024)
+    cholesky_factor_kernel(const T* A, std::int64_t L, double* G, double* s, double* out) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  cholesky_outcome const result = cholesky_factor_body(team, A, L, G, s);
+  if (team.leader()) {
+    out[0] = result.shift;
+    out[1] = result.smallest_pivot;
+  }
+}
+
 /// Every iteration of output blockIdx.x (Gram formulation), in one block
 /// (single_launch_body, detail/train/output_bodies.hpp).
 template <class T>
 __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, descent_params<T> p,
-                                         output_report* reports) {
+                                         output_report* reports, cholesky_view<T> cholesky) {
   __shared__ double scratch[block_team_scratch];
   extern __shared__ double shared[];
   single_launch_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), A, B, W, L, p, reports,
-                     reinterpret_cast<T*>(shared));
+                     reinterpret_cast<T*>(shared), cholesky);
 }
 
 /// The cuBLAS path's per-output state, kept on the device between launches
@@ -64,11 +79,12 @@ __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous
 /// `running` (when not null) counts the outputs that go on.
 template <class T>
 __global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* A,
-                                    const T* B, bool gram, std::int64_t L, descent_params<T> p, int* running) {
+                                    const T* B, bool gram, std::int64_t L, descent_params<T> p,
+                                    cholesky_view<T> cholesky, int* running) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
-  bool const goes_on =
-      step_output_body(team, static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, G, A, B, gram, L, p);
+  bool const goes_on = step_output_body(team, static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, G, A,
+                                        B, gram, L, p, cholesky);
   if (team.leader() && goes_on && running != nullptr) { atomicAdd(running, 1); }
 }
 

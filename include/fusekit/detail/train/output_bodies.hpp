@@ -11,6 +11,7 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/team/team.hpp>
+#include <fusekit/detail/train/cholesky.hpp>
 #include <fusekit/detail/train/conjugate_gradient.hpp>
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/train_types.hpp>
@@ -22,6 +23,20 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
+/// The Cholesky preconditioner as the per-output bodies take it: the factor
+/// (G, L × L, and s, L: cholesky_factor_body), each output's solve scratch t
+/// and, on the cuBLAS path, its M r (z); output n takes row n of t and z. A
+/// null G: no Cholesky (CG runs with the diagonal scaling).
+template <class T>
+struct cholesky_view {
+  const double* G = nullptr;
+  const double* s = nullptr;
+  double* t = nullptr;
+  T* z = nullptr;
+  [[nodiscard]] FUSEKIT_HD bool active() const { return G != nullptr; }
+  [[nodiscard]] FUSEKIT_HD cholesky_apply of(std::int64_t n, std::int64_t L) const { return {G, s, L, t + n * L}; }
+};
+
 /// Shared memory of the single-launch fit for L unknowns: A, then b, w,
 /// previous, point and the gradient.
 template <class T>
@@ -31,10 +46,13 @@ constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
 
 /// Every iteration of output n (Gram formulation) by one team: A (L × L) and
 /// row n of B and W copied into `shared` (single_launch_shared_bytes(L)), the
-/// iterations there, then row n of W and reports[n] written back.
+/// iterations there, then row n of W and reports[n] written back. With
+/// `cholesky` active, CG takes z = M r into the gradient's place (free once
+/// the update has read A·d).
 template <class T, class Team>
 FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A, const T* B, T* W, std::int64_t L,
-                                   const descent_params<T>& p, output_report* reports, T* shared) {
+                                   const descent_params<T>& p, output_report* reports, T* shared,
+                                   const cholesky_view<T>& cholesky = {}) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   T* const a = shared;
   T* const b = a + L * L;
@@ -50,7 +68,12 @@ FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A,
   descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
   auto const m = make_scaling(p, static_cast<const T*>(a), L + 1);
   auto s = descent_state<T>::start(p, gram_terms(team, L, element_of<T>{a}, element_of<T>{b}, m));
-  if (p.method == gd_method::conjugate_gradient) {
+  if (p.method == gd_method::conjugate_gradient && cholesky.active()) {
+    cholesky_apply const full = cholesky.of(n, L);
+    do {
+      gram_product(team, a, L, point, g);
+    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m, full, g));
+  } else if (p.method == gd_method::conjugate_gradient) {
     do {
       gram_product(team, a, L, point, g);  // q = A·d; d is `point`, r is `previous`
     } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m));
@@ -92,11 +115,12 @@ FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_stat
 /// gradient is G − B; CG takes G itself as A·d) or the gradient itself
 /// (direct: `gram` false); row n of each matrix is output n. Returns whether
 /// the output goes on; states[n] is written by the leader after the step's
-/// last sync, when every member has read it.
+/// last sync, when every member has read it. CG takes the Cholesky
+/// preconditioner when `cholesky` is active.
 template <class T, class Team>
 FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                  T* point, const T* G, const T* A, const T* B, bool gram, std::int64_t L,
-                                 const descent_params<T>& p) {
+                                 const descent_params<T>& p, const cholesky_view<T>& cholesky = {}) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_state<T> s = states[n];    // every member its own copy: the same values, the same answers
   if (!s.running) { return false; }  // uniform across the team
@@ -104,10 +128,16 @@ FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state
   const T* const bn = B + n * L;
   auto const m = make_scaling(p, A, L + 1);
   bool goes_on = false;
-  if (p.method == gd_method::conjugate_gradient && gram) {
+  bool const full = cholesky.active();
+  if (p.method == gd_method::conjugate_gradient && gram && full) {
+    goes_on = cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn},
+                      m, cholesky.of(n, L), cholesky.z + n * L);
+  } else if (p.method == gd_method::conjugate_gradient && gram) {
     goes_on =
         cg_step(team, p, s, L, W + n * L, previous + n * L, point + n * L, element_of<T>{gn}, element_of<T>{bn}, m);
-  } else if (p.method == gd_method::conjugate_gradient) {  // CGLS: G holds r = Xᵀρ (cgls_rows_body ran first)
+  } else if (p.method == gd_method::conjugate_gradient && full) {  // CGLS: G holds r = Xᵀρ (cgls_rows_body ran first)
+    goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m, cholesky.of(n, L), cholesky.z + n * L);
+  } else if (p.method == gd_method::conjugate_gradient) {
     goes_on = cg_direction(team, p, s, L, W + n * L, gn, point + n * L, m);
   } else {
     goes_on = descent_step(
