@@ -265,9 +265,9 @@ struct output_report {
 
 /// What `fit` returns, on the host: one report per output and what the fit
 /// chose. A fit has succeeded when `all_converged()`; the other statuses say
-/// per output why not. W then holds, on the CPU and MPI, the best of the best
+/// per output why not. W then holds, on every backend, the best of the best
 /// iterate seen, the iterate reached, the start and W = 0 by the residual
-/// ‖y − Xw‖² (docs/trainer.md, "W on every status"); on the GPU, the iterate reached.
+/// ‖y − Xw‖² (docs/trainer.md, "W on every status").
 struct fit_report {
   std::vector<output_report> outputs;                          ///< one per row of W
   double learning_rate = 0;                                    ///< the one used

@@ -85,6 +85,9 @@ MUTANTS = [
     # The Cholesky preconditioner's bodies (the factor once, the solve in each CG
     # update) and the barrier that ends cg_step, before the solve reads every
     # member's residual.
+    ("team-best-track-unsynced", "detail/train/output_bodies.hpp",
+     "    team.sync();\n    if (better && team.leader()) { best_g2[n] = g2; }",
+     "    if (better && team.leader()) { best_g2[n] = g2; }", ["team"]),
     ("team-cholesky-fill-unsynced", "detail/train/cholesky.hpp",
      "      G[e] = v;\n    });\n    team.sync();", "      G[e] = v;\n    });", ["team"]),
     ("team-cholesky-column-unsynced", "detail/train/cholesky.hpp",
@@ -438,9 +441,9 @@ FALSE_SUCCESS_MUTANTS = [
      "  int t = b.exponent;", CPU_TRAINER),
     ("zero-design-needs-a-rate", "detail/train/prepare.hpp",
      "    if (d.zero_design && !o.learning_rate) { fit_options.learning_rate = 1.0; }", "", CPU_TRAINER),
-    ("refinement-not-the-last-word", "detail/train/cpu_best_iterate.hpp",
-     "is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[4]), L) > r2[1] + r2[2] + r2[3]);",
-     "true;", CPU_TRAINER),
+    ("refinement-not-the-last-word", "detail/train/best_iterate.hpp",
+     "return is_finite(refined2) && !(refined2 * residual_band<C>(K, L) > before2 + refined_rounding + before_rounding);",
+     "return true;", CPU_TRAINER),
     ("outputs-may-overlap-each-other", "detail/core/checks.hpp",
      "    for (auto other = outputs.begin(); other != out; ++other) { expect_disjoint(function, *out, *other); }\n",
      "", CPU_TRAINER),

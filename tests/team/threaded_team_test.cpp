@@ -511,7 +511,8 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
 // of A as the step's preconditioner.
 template <class Run>
 fit_result cublas_path_fit(const fusekit::test::problem<double>& pr, const gram_system& g,
-                           const descent_params<double>& p, const Run& run, bool gram = false, bool cholesky = false) {
+                           const descent_params<double>& p, const Run& run, bool gram = false, bool cholesky = false,
+                           const fusekit::detail::best_iterate_view<double>& kept = {}) {
   std::int64_t const K = pr.K, L = pr.L, N = pr.N;
   const std::vector<double>& A = g.A;
   const std::vector<double>& B = g.B;
@@ -524,7 +525,7 @@ fit_result cublas_path_fit(const fusekit::test::problem<double>& pr, const gram_
   for (std::int64_t n = 0; n < N; ++n) {
     run([&](const auto& team) {
       fusekit::detail::begin_output_body(team, n, states.data(), r.W.data(), previous.data(), point.data(), A.data(),
-                                         B.data(), pr.Y.data(), K, N, L, gram, p);
+                                         B.data(), pr.Y.data(), K, N, L, gram, p, kept);
     });
   }
   for (std::int64_t it = 0; it < 2 * p.max_iterations + 2; ++it) {
@@ -570,7 +571,7 @@ fit_result cublas_path_fit(const fusekit::test::problem<double>& pr, const gram_
       run([&](const auto& team) {
         bool const mine =
             fusekit::detail::step_output_body(team, n, states.data(), r.W.data(), previous.data(), point.data(),
-                                              G.data(), A.data(), B.data(), gram, L, p, f.view());
+                                              G.data(), A.data(), B.data(), gram, L, p, f.view(), kept);
         if (team.leader()) { goes_on = mine; }
       });
       any = any || goes_on;
@@ -655,6 +656,125 @@ TEST(ThreadedTeam, CholeskyOnTheCublasPathsBodies) {
           }
           expect_serial_fit_and_schedule_free(serial, threaded, first, where);
         }
+      }
+    }
+  }
+}
+
+// ---- what each output keeps for the best-iterate rule ----------------------------
+
+// best_iterate_view: each output's start, and the w after the call of the
+// method with the first smallest gradᵀgrad. Independently of the bodies'
+// bookkeeping: a fit with a budget of j updates ends at the j-th pair
+// (w, gradᵀgrad), so after B updates the best is the w of the budget j ≤ B
+// whose report's gradᵀgrad is the first smallest.
+struct kept_rows {
+  std::vector<double> start, best, best_g2;
+  fusekit::detail::best_iterate_view<double> view() { return {start.data(), best.data(), best_g2.data()}; }
+};
+
+kept_rows make_kept(std::int64_t N, std::int64_t L) {
+  return {std::vector<double>(static_cast<std::size_t>(N * L), -9.0),
+          std::vector<double>(static_cast<std::size_t>(N * L), -9.0), std::vector<double>(static_cast<std::size_t>(N))};
+}
+
+// The expected best of each output from the budgets 1..B (`fit_with(budget)`).
+template <class Fit>
+std::vector<double> best_by_budgets(std::int64_t B, std::int64_t N, std::int64_t L, const Fit& fit_with) {
+  std::vector<double> best(static_cast<std::size_t>(N * L));
+  std::vector<double> least(static_cast<std::size_t>(N), -1);
+  for (std::int64_t j = 1; j <= B; ++j) {
+    fit_result const r = fit_with(j);
+    for (std::int64_t n = 0; n < N; ++n) {
+      double const g2 = r.reports[static_cast<std::size_t>(n)].grad_norm2;
+      if (g2 < least[n] || least[n] < 0) {
+        least[n] = g2;
+        std::copy(r.W.begin() + n * L, r.W.begin() + (n + 1) * L, best.begin() + n * L);
+      }
+    }
+  }
+  return best;
+}
+
+TEST(ThreadedTeam, EachOutputKeepsItsStartAndBestIterate) {
+  std::int64_t const L = 8, N = 2, B = 24;
+  gram_system const g = gram_of(3 * L, L, N, 23);
+  std::vector<double> v(static_cast<std::size_t>(L)), u(static_cast<std::size_t>(L));
+  double const lambda = fusekit::detail::symmetric_power_iteration(serial_team{}, g.A.data(), L, v.data(), u.data());
+  std::vector<double> warm(static_cast<std::size_t>(N * L));
+  for (std::size_t i = 0; i < warm.size(); ++i) { warm[i] = 0.25 * static_cast<double>(i % 5) - 0.5; }
+  // Nesterov from a warm start (its gradient rises and falls), and plain
+  // descent past 2/λ (it rises from the first update on: the best is early).
+  for (bool const nesterov : {true, false}) {
+    gd_options o;
+    o.method = nesterov ? gd_method::nesterov : gd_method::plain;
+    o.init = fusekit::gd_init::warm_start;
+    o.tolerance = 1e-300;
+    o.stall_window = 1000;
+    auto const params = [&](std::int64_t budget) {
+      o.max_iterations = budget;
+      return fusekit::detail::make_descent_params<double>(o, (nesterov ? 1.0 : 2.5) / lambda, 1.0);
+    };
+    auto const run = [&](std::int64_t budget, const auto& on_team, kept_rows* kept) {
+      fit_result r{warm, std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+      fusekit::detail::best_iterate_view<double> const view =
+          kept != nullptr ? kept->view() : fusekit::detail::best_iterate_view<double>{};
+      for (std::int64_t n = 0; n < N; ++n) {
+        std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(L) / sizeof(double));
+        on_team([&](const auto& team) {
+          fusekit::detail::single_launch_body(team, n, g.A.data(), g.B.data(), r.W.data(), L, params(budget),
+                                              r.reports.data(), shared.data(), {}, view);
+        });
+      }
+      return r;
+    };
+    auto const serial = [](const auto& body) { body(serial_team{}); };
+    std::vector<double> const expected =
+        best_by_budgets(B, N, L, [&](std::int64_t j) { return run(j, serial, nullptr); });
+    fit_result const reached = run(B, serial, nullptr);
+    if (!nesterov) { EXPECT_NE(expected, reached.W) << "past 2/λ the best is not the iterate reached"; }
+    for (int m : member_counts) {
+      for (const run_mode& how : fusekit::test::modes_to_run()) {
+        kept_rows kept = make_kept(N, L);
+        fit_result const r = run(
+            B, [&](const auto& body) { run_team(m, how, [&](const threaded_team& team) { body(team); }); }, &kept);
+        std::string const where =
+            std::string(nesterov ? "nesterov" : "plain") + ", " + std::to_string(m) + " members, " + how.name();
+        EXPECT_EQ(kept.start, warm) << where;
+        EXPECT_EQ(kept.best, expected) << where;
+        EXPECT_EQ(r.W, reached.W) << where << ": keeping the best changes nothing else";
+      }
+    }
+  }
+  // The cuBLAS path's bodies, Gram CG and CGLS, from W = 0.
+  auto const pr = fusekit::test::make_problem<double>(3 * L + 10, L, N, 77, false, 0.01);
+  gram_system const h = gram_of(pr.K, L, N, 77);
+  for (bool const gram : {true, false}) {
+    gd_options o;
+    o.method = gd_method::conjugate_gradient;
+    o.tolerance = 1e-300;
+    o.stall_window = 1000;
+    auto const params = [&](std::int64_t budget) {
+      o.max_iterations = budget;
+      return fusekit::detail::make_descent_params<double>(o, 1.0, 1.0);
+    };
+    std::int64_t const budget = L - 2;  // short of CG's L updates
+    std::vector<double> const expected = best_by_budgets(budget, N, L, [&](std::int64_t j) {
+      return cublas_path_fit(
+          pr, h, params(j), [](const auto& body) { body(serial_team{}); }, gram);
+    });
+    for (int m : member_counts) {
+      kept_rows kept = make_kept(N, L);
+      (void)cublas_path_fit(
+          pr, h, params(budget),
+          [&](const auto& body) {
+            run_team(m, fusekit::test::modes_to_run().front(), [&](const threaded_team& team) { body(team); });
+          },
+          gram, false, kept.view());
+      EXPECT_EQ(kept.start, std::vector<double>(static_cast<std::size_t>(N * L), 0.0)) << m;
+      for (std::size_t i = 0; i < expected.size(); ++i) {  // the team's sums: the serial bits up to their order
+        EXPECT_NEAR(kept.best[i], expected[i], 1e-9 * (1 + std::fabs(expected[i])))
+            << (gram ? "gram cg, " : "cgls, ") << m << " members, " << i;
       }
     }
   }

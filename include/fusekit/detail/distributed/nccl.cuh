@@ -186,6 +186,15 @@ struct nccl_system : device_system<T> {
     device_system<T>::residual(cublas, W, scratch, B);
     sum_over_ranks(B, this->Y.extent(1) * this->X.extent(1));
   }
+  /// This rank's residual terms, summed over the ranks in rank order (and K):
+  /// every rank decides alike.
+  [[nodiscard]] std::vector<double> residual_terms(const cuda& policy, const residual_candidates<T>& c, std::int64_t N,
+                                                   std::int64_t L) const {
+    std::vector<double> terms = device_system<T>::residual_terms(policy, c, N, L);
+    doubles_in_rank_order(nccl_gather{&p}, terms.data(), static_cast<std::int64_t>(terms.size()),
+                          [](double a, double b) { return a + b; });
+    return terms;
+  }
 };
 
 /// The fit across GPUs, with its extras (ridge, an intercept, sample weights,

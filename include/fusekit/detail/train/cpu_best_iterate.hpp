@@ -8,7 +8,8 @@
 /// `keep_refinement_if_better` after a refinement. Over several processes the
 /// residuals are summed by the caller's `sum`, so every process decides alike.
 
-#include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/team/cpu_team.hpp>
+#include <fusekit/detail/train/best_iterate.hpp>
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/train_types.hpp>
 
@@ -26,42 +27,20 @@ struct candidates {
   std::vector<C> start, best;
 };
 
-/// ‖y_n − X w‖² over this process's rows, in C, the sum in k order.
+/// ‖y_n − X w‖² over this process's rows, in C, the sum in k order (w null: W = 0).
 template <class C, class T, class U>
 C rows_residual2(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* w) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  C s = C(0);
-  for (std::int64_t k = 0; k < K; ++k) {
-    C r = static_cast<C>(Y.data_handle()[k * N + n]);
-    for (std::int64_t l = 0; l < L; ++l) { r = r - static_cast<C>(X(k, l)) * w[l]; }
-    s = s + r * r;
-  }
-  return s;
+  return residual2_sum(serial_team{}, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1), Y.extent(1), n, w);
 }
 
 /// How far rounding can move ‖y_n − X w‖² as rows_residual2 computes it:
 /// 2(L + 2)·u·Σ_k |r_k|·(|y_k| + Σ_l |x_kl w_l|), over this process's rows.
 template <class C, class T, class U>
 C residual2_rounding(matrix<const T> X, matrix<const U> Y, std::int64_t n, const C* w) {
-  std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
-  C s = C(0);
-  for (std::int64_t k = 0; k < K; ++k) {
-    C const y = static_cast<C>(Y.data_handle()[k * N + n]);
-    C r = y, a = y < C(0) ? -y : y;
-    for (std::int64_t l = 0; l < L; ++l) {
-      C const t = static_cast<C>(X(k, l)) * w[l];
-      r = r - t;
-      a = a + (t < C(0) ? -t : t);
-    }
-    s = s + (r < C(0) ? -r : r) * a;
-  }
-  return s * static_cast<C>(2.0 * static_cast<double>(L + 2) * unit_roundoff<C>());
-}
-
-/// 1 − 2(K + L)·u: residuals closer than this factor are equal within their rounding.
-template <class C>
-double residual_band(double K, std::int64_t L) {
-  return 1.0 - 2.0 * (K + static_cast<double>(L)) * unit_roundoff<C>();
+  std::int64_t const L = X.extent(1);
+  C const s =
+      residual2_rounding_sum(serial_team{}, X.data_handle(), Y.data_handle(), X.extent(0), L, Y.extent(1), n, w);
+  return s * static_cast<C>(residual2_rounding_factor<C>(L));
 }
 
 /// Never worse than the best iterate (gd_options, "W on every status"): an
@@ -84,9 +63,7 @@ void keep_best_iterate(matrix<const T> X, matrix<const T> Y, matrix<C> W, std::v
     for (int c = 0; c < 4; ++c) { r2[c] = rows_residual2(X, Y, n, choice[c]); }
     r2[4] = static_cast<C>(X.extent(0));
     sum(r2, 5);
-    double const band = residual_band<C>(static_cast<double>(r2[4]), L);
-    int pick = -1;  // the smallest finite residual (finite by the bits: -ffast-math safe)
-    for (int c = 0; c < 4; ++c) { pick = is_finite(r2[c]) && (pick < 0 || r2[c] < band * r2[pick]) ? c : pick; }
+    int const pick = best_candidate(r2, static_cast<double>(r2[4]), L);
     if (pick >= 0 && pick != 1) { std::copy(choice[pick], choice[pick] + L, w); }
   }
 }
@@ -115,9 +92,7 @@ void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W
     // Worse by more than the residuals' own rounding (large opposite weights
     // on dependent columns make that far larger than the band): the refined
     // w loses. Within it the refined w, the more accurate one, wins.
-    bool const refined_wins =
-        is_finite(r2[0]) && !(r2[0] * residual_band<C>(static_cast<double>(r2[4]), L) > r2[1] + r2[2] + r2[3]);
-    if (!refined_wins) {
+    if (!refinement_wins(r2[0], r2[1], r2[2], r2[3], static_cast<double>(r2[4]), L)) {
       std::copy(b, b + L, w);
       report.outputs[static_cast<std::size_t>(n)] = reported[static_cast<std::size_t>(n)];
     }

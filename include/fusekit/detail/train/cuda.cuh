@@ -200,6 +200,8 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
     gram = !(plan.may_leave && (outcome[0] != 0 || outcome[1] < gram_pivot_limit));
   }
   bool const refine = plan.refine && gram;
+  // The rows CGLS reads, on the device (on host data, copied there now).
+  std::array<matrix<const T>, 2> const rows = gram ? std::array<matrix<const T>, 2>{X, Y} : system.device_rows();
   // The automatic rate: λmax on the device, checked here before anything writes W.
   double learning_rate = o.learning_rate ? *o.learning_rate : 0.0;
   if (!o.learning_rate && o.method != gd_method::conjugate_gradient) {
@@ -219,9 +221,10 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   report.learning_rate = learning_rate;
   report.formulation = gram ? gd_formulation::gram : gd_formulation::direct;
   report.path = single ? fusekit::fit_path::single_launch : fusekit::fit_path::cublas;
-  // Every output's iterations from W_on's start, on the path taken (synchronizes).
+  // Every output's iterations from W_on's start, on the path taken (synchronizes);
+  // `track`: each output's start and best iterate kept for the best-iterate rule.
   using progress_fn = std::function<void(const fit_progress&)>;
-  auto const iterate = [&](matrix<T> W_on, descent_params<T> p, const progress_fn& progress) {
+  auto const iterate = [&](matrix<T> W_on, descent_params<T> p, const progress_fn& progress, bool track = false) {
     p.jacobi = p.jacobi && !plan.cholesky;  // the factor in Jacobi's place, as on the CPU
     std::vector<output_report> outputs(static_cast<std::size_t>(N));
     if (single) {
@@ -231,11 +234,12 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
       launch(kernel, N, train_block_size(L, tuning.max_block_threads), shared, stream,
              static_cast<const T*>(buf.A.get()), static_cast<const T*>(buf.B.get()), W_on.data_handle(), L, p,
-             buf.reports.get(), buf.cholesky(L));
+             buf.reports.get(), buf.cholesky(L), buf.kept(track));
       FUSEKIT_CUDA_TRY(cudaMemcpyAsync(outputs.data(), buf.reports.get(), outputs.size() * sizeof(output_report),
                                        cudaMemcpyDeviceToHost, stream));
     } else {
-      auto const states = cublas_iterations<T>(policy, tuning, cublas, X, Y, W_on, buf, gram, p, progress);
+      auto const states =
+          cublas_iterations<T>(policy, tuning, cublas, rows[0], rows[1], W_on, buf, gram, p, progress, track);
       for (std::size_t n = 0; n < states.size(); ++n) { outputs[n] = states[n].report; }
     }
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -246,8 +250,16 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
     }
     return outputs;
   };
-  report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier), o.progress);
-  if (refine) { cuda_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report); }
+  report.outputs = iterate(W, make_descent_params<T>(o, learning_rate, floor_multiplier), o.progress, true);
+  // Never worse than the best iterate (gd_options; detail/train/cuda_best_iterate.cuh).
+  gpu_keep_best_iterate(policy, system, buf, W, report);
+  if (refine) {
+    FUSEKIT_CUDA_TRY(cudaMemcpyAsync(buf.before.get(), W.data_handle(), static_cast<std::size_t>(N * L) * sizeof(T),
+                                     cudaMemcpyDeviceToDevice, stream));
+    std::vector<output_report> const reported = report.outputs;
+    cuda_refine(policy, cublas, system, buf, W, o, learning_rate, floor_multiplier, iterate, report);
+    gpu_keep_refinement_if_better(policy, system, buf, W, reported, report);
+  }
   return report;
 }
 

@@ -50,6 +50,9 @@ struct fit_buffers {
   stream_buffer<descent_state<T>> states;     ///< cuBLAS path
   stream_buffer<int> running;                 ///< cuBLAS path
   stream_buffer<T> correction, residual;      ///< refinement: D (N × L) and the system's scratch
+  stream_buffer<T> start, best;               ///< the best-iterate rule: each output's start and best iterate
+  stream_buffer<double> best_g2;              ///< and the best's gradᵀgrad
+  stream_buffer<T> before;                    ///< refinement: W before it (N × L)
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N,
               const gpu_fit_plan& plan, bool automatic_rate, std::int64_t cublas_bytes,
@@ -70,7 +73,17 @@ struct fit_buffers {
         states(policy, plan.single ? 0 : N, arena),
         running(policy, plan.single ? 0 : 1, arena),
         correction(policy, plan.refine ? N * L : 0, arena),
-        residual(policy, plan.refine ? residual_elements : 0, arena) {}
+        residual(policy, plan.refine ? residual_elements : 0, arena),
+        start(policy, N * L, arena),
+        best(policy, N * L, arena),
+        best_g2(policy, N, arena),
+        before(policy, plan.refine ? N * L : 0, arena) {}
+
+  /// The best-iterate rule's buffers as the kernels take them (none: `track` false).
+  [[nodiscard]] best_iterate_view<T> kept(bool track) const {
+    if (!track) { return {}; }
+    return {start.get(), best.get(), best_g2.get()};
+  }
 
   /// The Cholesky preconditioner's factor and scratch as the kernels take
   /// them (all null without it); `single`: z is the single launch's own.

@@ -7,6 +7,7 @@
 /// (`automatic_path`, `fixed_path`).
 #include <fusekit/detail/core/cuda_graph.cuh>
 #include <fusekit/detail/core/cuda_launch.cuh>
+#include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cublas.cuh>
 #include <fusekit/detail/train/cuda_buffers.cuh>
 #include <fusekit/detail/train/descent.hpp>
@@ -23,13 +24,14 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
-/// Every iteration of the cuBLAS path; returns each output's state.
+/// Every iteration of the cuBLAS path; returns each output's state. `track`:
+/// keep each output's start and best iterate (buf.kept) for the best-iterate rule.
 template <class T>
 std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning,
                                                 const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
                                                 matrix<T> W, const fit_buffers<T>& buf, bool gram,
                                                 const descent_params<T>& p,
-                                                const std::function<void(const fit_progress&)>& progress) {
+                                                const std::function<void(const fit_progress&)>& progress, bool track) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   const T* const A = buf.A.get();
@@ -37,7 +39,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
   int const block = train_block_size(L, tuning.max_block_threads);
   int const rows_block = train_block_size(K, tuning.max_block_threads);  // CGLS's rows: a warp per 32 rows
   launch(begin_outputs_kernel<T>, N, block, 0, stream, buf.states.get(), W.data_handle(), buf.previous.get(),
-         buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p);
+         buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p, buf.kept(track));
 
   // One batch: `iterations` steps; only the last counts the outputs still running.
   bool const cgls = !gram && p.method == gd_method::conjugate_gradient;
@@ -66,7 +68,7 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
       }
       launch(step_outputs_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(), buf.previous.get(),
-             buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p, buf.cholesky(L),
+             buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p, buf.cholesky(L), buf.kept(track),
              b + 1 == iterations ? buf.running.get() : nullptr);
     }
   };

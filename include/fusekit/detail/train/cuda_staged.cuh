@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <memory>
 #include <cstddef>
 #include <cstdint>
 
@@ -64,10 +65,58 @@ struct streamed_system {
   const cuda& policy;
   matrix<const T> X, Y;
   [[nodiscard]] std::int64_t residual_scratch() const { return 0; }
-  /// X streams through: a fit stays on A (a Cholesky factor that would leave
-  /// it is used as it is, refinement then working from X).
-  [[nodiscard]] bool rows_on_device() const { return false; }
+  /// A fit may leave A for CGLS on X (a Cholesky factor says so): X and Y
+  /// are then copied to the device once (device_rows), as the direct
+  /// formulation's fit on host data does.
+  [[nodiscard]] bool rows_on_device() const { return true; }
+  [[nodiscard]] std::array<matrix<const T>, 2> device_rows() const {
+    std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
+    x_ = std::make_shared<on_device<const T>>(policy, X.data_handle(), K * L, memory_space_of(X.data_handle()));
+    y_ = std::make_shared<on_device<const T>>(policy, Y.data_handle(), K * N, memory_space_of(Y.data_handle()));
+    return {matrix<const T>(x_->data, K, L), matrix<const T>(y_->data, K, N)};
+  }
+  mutable std::shared_ptr<on_device<const T>> x_ = nullptr, y_ = nullptr;  ///< device_rows' copies
   void gram(const cublas_context& cublas, T* A, T* B) const { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); }
+  /// The best-iterate rule's residuals of candidate W's (device memory): the
+  /// rows stream through, residual_terms_kernel takes each chunk's slices,
+  /// and the partial sums are added in chunk and slice order.
+  [[nodiscard]] std::vector<double> residual_terms(const cuda&, const residual_candidates<T>& c, std::int64_t N,
+                                                   std::int64_t L) const {
+    std::int64_t const K = X.extent(0), pairs = N * c.count;
+    std::vector<double> terms(static_cast<std::size_t>(2 * pairs + 1), 0.0);
+    terms.back() = static_cast<double>(K);
+    if (K == 0 || pairs == 0) { return terms; }
+    std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
+    std::int64_t const chunk_rows = pipeline_chunk_for(policy, widest_element(rows, pipeline_view{}), 1);
+    std::int64_t const chunks = (K + chunk_rows - 1) / chunk_rows, most = 64;  // residual_slice_rows: ≤ 64 slices
+    stream_buffer<T> const out(policy, chunks * pairs * most * 2);
+    std::vector<std::int64_t> slices(static_cast<std::size_t>(chunks), 0);
+    run_pipeline(policy, K, 1, rows, pipeline_view{},
+                 [&](cudaStream_t s, std::int64_t chunk, std::int64_t, std::int64_t count,
+                     const std::array<const std::byte*, 2>& in, std::byte*) {
+                   std::int64_t const slice_rows = residual_slice_rows(count);
+                   std::int64_t const n_slices = (count + slice_rows - 1) / slice_rows;
+                   slices[static_cast<std::size_t>(chunk)] = n_slices;
+                   launch(residual_terms_kernel<T>, pairs * n_slices, 256, 0, s, reinterpret_cast<const T*>(in[0]),
+                          reinterpret_cast<const T*>(in[1]), count, L, N, c, slice_rows, n_slices,
+                          out.get() + chunk * pairs * most * 2);
+                 });
+    std::vector<T> host(static_cast<std::size_t>(chunks * pairs * most * 2));
+    FUSEKIT_CUDA_TRY(
+        cudaMemcpyAsync(host.data(), out.get(), host.size() * sizeof(T), cudaMemcpyDeviceToHost, policy.stream));
+    FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      std::int64_t const n_slices = slices[static_cast<std::size_t>(chunk)];
+      const T* const part = host.data() + chunk * pairs * most * 2;
+      for (std::int64_t p = 0; p < pairs; ++p) {
+        for (std::int64_t sl = 0; sl < n_slices; ++sl) {
+          terms[2 * p] += static_cast<double>(part[(p * n_slices + sl) * 2]);
+          terms[2 * p + 1] += static_cast<double>(part[(p * n_slices + sl) * 2 + 1]);
+        }
+      }
+    }
+    return terms;
+  }
   void residual(const cublas_context& cublas, const T* W, T*, T* B) const {
     std::int64_t const L = X.extent(1), N = Y.extent(1);
     std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};

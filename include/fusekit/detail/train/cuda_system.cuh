@@ -8,6 +8,7 @@
 /// fusekit::nccl sums them over the ranks.
 #include <fusekit/detail/core/cuda_buffer.cuh>
 #include <fusekit/detail/train/cublas.cuh>
+#include <fusekit/detail/train/cuda_best_iterate.cuh>
 #include <fusekit/train_types.hpp>
 
 #include <cuda_runtime.h>
@@ -15,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace fusekit {
 namespace detail {
@@ -51,12 +53,18 @@ struct device_system {
   cudaStream_t stream;
   /// Elements of the scratch `residual` takes from the fit's buffers: R, K × N.
   [[nodiscard]] std::int64_t residual_scratch() const { return X.extent(0) * Y.extent(1); }
-  /// X is device memory: a fit may leave A for CGLS on it.
+  /// X is device memory: a fit may leave A for CGLS on it (device_rows).
   [[nodiscard]] bool rows_on_device() const { return true; }
+  [[nodiscard]] std::array<matrix<const T>, 2> device_rows() const { return {X, Y}; }
   void gram(const cublas_context& cublas, T* A, T* B) const { gram_matrices<T>(cublas.on(stream), X, Y, A, B); }
   void residual(const cublas_context& cublas, const T* W, T* scratch, T* B) const {
     residual_rhs<T>(cublas.on(stream), stream, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1), Y.extent(1),
                     W, scratch, T(0), B);
+  }
+  /// The best-iterate rule's residuals of candidate W's (device_residual_terms).
+  [[nodiscard]] std::vector<double> residual_terms(const cuda& policy, const residual_candidates<T>& c, std::int64_t N,
+                                                   std::int64_t L) const {
+    return device_residual_terms(policy, X.data_handle(), Y.data_handle(), X.extent(0), L, N, c);
   }
 };
 

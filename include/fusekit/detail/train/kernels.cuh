@@ -57,11 +57,11 @@ __global__ void __launch_bounds__(1024)
 /// (single_launch_body, detail/train/output_bodies.hpp).
 template <class T>
 __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int64_t L, descent_params<T> p,
-                                         output_report* reports, cholesky_view<T> cholesky) {
+                                         output_report* reports, cholesky_view<T> cholesky, best_iterate_view<T> kept) {
   __shared__ double scratch[block_team_scratch];
   extern __shared__ double shared[];
   single_launch_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), A, B, W, L, p, reports,
-                     reinterpret_cast<T*>(shared), cholesky);
+                     reinterpret_cast<T*>(shared), cholesky, kept);
 }
 
 /// The cuBLAS path's per-output state, kept on the device between launches
@@ -69,10 +69,10 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
 template <class T>
 __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* A, const T* B,
                                      const T* Y, std::int64_t K, std::int64_t N, std::int64_t L, bool gram,
-                                     descent_params<T> p) {
+                                     descent_params<T> p, best_iterate_view<T> kept) {
   __shared__ double scratch[block_team_scratch];
   begin_output_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, A, B, Y, K,
-                    N, L, gram, p);
+                    N, L, gram, p, kept);
 }
 
 /// One step of every running output (step_output_body, detail/train/output_bodies.hpp).
@@ -80,11 +80,11 @@ __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous
 template <class T>
 __global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* G, const T* A,
                                     const T* B, bool gram, std::int64_t L, descent_params<T> p,
-                                    cholesky_view<T> cholesky, int* running) {
+                                    cholesky_view<T> cholesky, best_iterate_view<T> kept, int* running) {
   __shared__ double scratch[block_team_scratch];
   block_team const team(scratch);
   bool const goes_on = step_output_body(team, static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, G, A,
-                                        B, gram, L, p, cholesky);
+                                        B, gram, L, p, cholesky, kept);
   if (team.leader() && goes_on && running != nullptr) { atomicAdd(running, 1); }
 }
 

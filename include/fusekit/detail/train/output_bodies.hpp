@@ -37,6 +37,46 @@ struct cholesky_view {
   [[nodiscard]] FUSEKIT_HD cholesky_apply of(std::int64_t n, std::int64_t L) const { return {G, s, L, t + n * L}; }
 };
 
+/// What the best-iterate rule keeps of each output as it iterates (the CPU
+/// keeps the same in cpu_output): row n of `start` is w after its start
+/// (gd_options::init), row n of `best` the iterate of the smallest gradᵀgrad
+/// seen after any call of the method, `best_g2[n]` that gradᵀgrad (−1 before
+/// the first). Null pointers: nothing kept.
+template <class T>
+struct best_iterate_view {
+  T* start = nullptr;
+  T* best = nullptr;
+  double* best_g2 = nullptr;
+  [[nodiscard]] FUSEKIT_HD bool active() const { return best != nullptr; }
+
+  /// Output n's start, w (L values), which is also its first best.
+  template <class Team>
+  FUSEKIT_HD void begin(const Team& team, std::int64_t n, std::int64_t L, const T* w) const {
+    if (!active()) { return; }
+    team.for_each(L, [&](std::int64_t i) {
+      start[n * L + i] = w[i];
+      best[n * L + i] = w[i];
+    });
+    if (team.leader()) { best_g2[n] = -1; }
+    team.sync();
+  }
+
+  /// After a call of the method that left w with gradᵀgrad g2: w becomes
+  /// output n's best when g2 is smaller than the best's (or none was seen).
+  /// Every member reads best_g2[n] before the leader writes it.
+  template <class Team>
+  FUSEKIT_HD void track(const Team& team, std::int64_t n, std::int64_t L, const T* w, double g2) const {
+    if (!active()) { return; }
+    double const seen = best_g2[n];
+    bool const better = g2 < seen || seen < 0;
+    if (better) {
+      team.for_each(L, [&](std::int64_t i) { best[n * L + i] = w[i]; });
+    }
+    team.sync();
+    if (better && team.leader()) { best_g2[n] = g2; }
+  }
+};
+
 /// Shared memory of the single-launch fit for L unknowns: A, then b, w,
 /// previous, point and the gradient.
 template <class T>
@@ -52,7 +92,7 @@ constexpr std::size_t single_launch_shared_bytes(std::int64_t L) {
 template <class T, class Team>
 FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A, const T* B, T* W, std::int64_t L,
                                    const descent_params<T>& p, output_report* reports, T* shared,
-                                   const cholesky_view<T>& cholesky = {}) {
+                                   const cholesky_view<T>& cholesky = {}, const best_iterate_view<T>& kept = {}) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   T* const a = shared;
   T* const b = a + L * L;
@@ -66,21 +106,22 @@ FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A,
     w[i] = W[n * L + i];
   });
   descent_begin(team, p, n, L, w, previous, point);  // ends with a sync: a, b and w are in place
+  kept.begin(team, n, L, w);
   auto const m = make_scaling(p, static_cast<const T*>(a), L + 1);
   auto s = descent_state<T>::start(p, gram_terms(team, L, element_of<T>{a}, element_of<T>{b}, m));
-  if (p.method == gd_method::conjugate_gradient && cholesky.active()) {
-    cholesky_apply const full = cholesky.of(n, L);
-    do {
+  bool goes_on = true;
+  while (goes_on) {
+    if (p.method == gd_method::conjugate_gradient && cholesky.active()) {
       gram_product(team, a, L, point, g);
-    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m, full, g));
-  } else if (p.method == gd_method::conjugate_gradient) {
-    do {
+      goes_on = cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m, cholesky.of(n, L), g);
+    } else if (p.method == gd_method::conjugate_gradient) {
       gram_product(team, a, L, point, g);  // q = A·d; d is `point`, r is `previous`
-    } while (cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m));
-  } else {
-    do {
+      goes_on = cg_step(team, p, s, L, w, previous, point, element_of<T>{g}, element_of<T>{b}, m);
+    } else {
       gram_gradient(team, a, b, L, point, g);  // each member reads its own g[i] in the step
-    } while (descent_step(team, p, s, L, w, previous, point, element_of<T>{g}, m));
+      goes_on = descent_step(team, p, s, L, w, previous, point, element_of<T>{g}, m);
+    }
+    kept.track(team, n, L, w, s.report.grad_norm2);
   }
   team.for_each(L, [&](std::int64_t i) { W[n * L + i] = w[i]; });
   if (team.leader()) { reports[n] = s.report; }
@@ -93,9 +134,11 @@ FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A,
 template <class T, class Team>
 FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                   T* point, const T* A, const T* B, const T* Y, std::int64_t K, std::int64_t N,
-                                  std::int64_t L, bool gram, const descent_params<T>& p) {
+                                  std::int64_t L, bool gram, const descent_params<T>& p,
+                                  const best_iterate_view<T>& kept = {}) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
+  kept.begin(team, n, L, W + n * L);
   auto const m = make_scaling(p, A, L + 1);
   element_of<T> const b{B + n * L};
   output_terms terms;
@@ -120,7 +163,8 @@ FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_stat
 template <class T, class Team>
 FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                  T* point, const T* G, const T* A, const T* B, bool gram, std::int64_t L,
-                                 const descent_params<T>& p, const cholesky_view<T>& cholesky = {}) {
+                                 const descent_params<T>& p, const cholesky_view<T>& cholesky = {},
+                                 const best_iterate_view<T>& kept = {}) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_state<T> s = states[n];    // every member its own copy: the same values, the same answers
   if (!s.running) { return false; }  // uniform across the team
@@ -144,6 +188,7 @@ FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state
         team, p, s, L, W + n * L, previous + n * L, point + n * L,
         [&](std::int64_t i) { return gram ? gn[i] - bn[i] : gn[i]; }, m);
   }
+  kept.track(team, n, L, W + n * L, s.report.grad_norm2);  // ends with a sync before its leader's write
   if (team.leader()) { states[n] = s; }
   return goes_on;
 }
