@@ -99,6 +99,18 @@ problem<T> decaying_problem(std::int64_t K, std::int64_t L, double decades, std:
   return p;
 }
 
+/// ‖y_n − X w_n‖² in long double.
+template <class T, class W>
+long double residual2(const problem<T>& p, const std::vector<W>& w, std::int64_t n) {
+  long double s = 0;
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    long double r = p.Y[k * p.N + n];
+    for (std::int64_t l = 0; l < p.L; ++l) { r -= static_cast<long double>(p.X[k * p.L + l]) * w[n * p.L + l]; }
+    s += r * r;
+  }
+  return s;
+}
+
 /// The reference: min Σ s_k‖y_k − W x_k − b‖² + λ‖W‖² in long double, by
 /// centring with the weighted means, scaling rows by √s_k, appending √λ·I, and
 /// Householder QR; b = ȳ − W x̄.

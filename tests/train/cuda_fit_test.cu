@@ -294,17 +294,7 @@ TEST(GpuFit, CholeskyRunsOnTheDeviceAsOnTheCpu) {
     auto const rg = gpu_fit(p, Wg, o, 0);
     EXPECT_EQ(rg.outputs[0].status, rc.outputs[0].status) << L;
     EXPECT_EQ(rg.preconditioner, gd_preconditioner::cholesky) << L;
-    long double rc2 = 0, rg2 = 0;
-    for (std::int64_t k = 0; k < 300; ++k) {
-      long double ec = p.Y[k], eg = p.Y[k];
-      for (std::int64_t l = 0; l < L; ++l) {
-        ec -= static_cast<long double>(p.X[k * L + l]) * Wc[l];
-        eg -= static_cast<long double>(p.X[k * L + l]) * Wg[l];
-      }
-      rc2 += ec * ec;
-      rg2 += eg * eg;
-    }
-    EXPECT_LE(rg2, rc2 * (1 + 1e-6L)) << L;
+    EXPECT_LE(fusekit::test::residual2(p, Wg, 0), fusekit::test::residual2(p, Wc, 0) * (1 + 1e-6L)) << L;
   }
   // Weighted, with ridge and an intercept: the CPU's fit within 1e-10.
   std::mt19937 gen(5151);
@@ -334,15 +324,7 @@ TEST(GpuFit, CholeskyRunsOnTheDeviceAsOnTheCpu) {
 // start end at W = 0 exactly.
 TEST(GpuFit, AnUnconvergedFitIsNeverWorseThanItsStartOrZero) {
   FUSEKIT_REQUIRE_CUDA_DEVICE();
-  auto const residual2 = [](const fusekit::test::problem<double>& p, const std::vector<double>& W, std::int64_t n) {
-    long double s = 0;
-    for (std::int64_t k = 0; k < p.K; ++k) {
-      long double r = p.Y[k * p.N + n];
-      for (std::int64_t l = 0; l < p.L; ++l) { r -= static_cast<long double>(p.X[k * p.L + l]) * W[n * p.L + l]; }
-      s += r * r;
-    }
-    return s;
-  };
+  using fusekit::test::residual2;
   std::mt19937 gen(2025);
   int unconverged = 0;
   for (int trial = 0; trial < 40; ++trial) {

@@ -36,20 +36,9 @@ using fusekit::test::make_problem;
 using fusekit::test::poly_problem;
 using fusekit::test::problem;
 using fusekit::test::relative_gradient;
+using fusekit::test::residual2;
 using fusekit::test::vandermonde_problem;
 using fusekit::test::weighted_ridge_reference;
-
-// ‖y_n − X w_n‖² in long double.
-template <class T, class W>
-long double residual2(const problem<T>& p, const std::vector<W>& w, std::int64_t n) {
-  long double s = 0;
-  for (std::int64_t k = 0; k < p.K; ++k) {
-    long double r = p.Y[k * p.N + n];
-    for (std::int64_t l = 0; l < p.L; ++l) { r -= static_cast<long double>(p.X[k * p.L + l]) * w[n * p.L + l]; }
-    s += r * r;
-  }
-  return s;
-}
 
 // ---- The documented defaults and the report ----
 
