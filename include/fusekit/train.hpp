@@ -66,7 +66,7 @@
 ///   progress above the floor is not a stall: it runs to `max_iterations`. Each
 ///   output's report says which rule stopped it (`output_report::rule`).
 ///   Outputs stop independently; every loop is bounded by `max_iterations`.
-///   An output that does not converge ends, on the CPU, at the best of its best
+///   An output that does not converge ends, on every backend, at the best of its best
 ///   iterate, the iterate reached, its start and W = 0 (by ‖y − Xw‖²).
 /// * `fit` returns a host report, so with `fusekit::cuda` it synchronizes.
 ///

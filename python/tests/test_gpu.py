@@ -48,6 +48,35 @@ def test_cupy_fit_and_predict_match_the_cpu():
     assert np.allclose(cupy.asnumpy(Y_hat), Y, rtol=0, atol=1e-8)
 
 
+def test_cupy_recommended_runs_cholesky_on_the_device_as_on_the_cpu():
+    cupy = cupy_or_skip()
+    rng = np.random.default_rng(6)
+    t = np.linspace(0, 1, 2000)
+    X = np.stack([t ** d for d in range(8)], axis=1)  # polynomial features: kappa of the scaled columns ~1e5
+    Y = X @ rng.standard_normal((2, 8)).T + 0.1 * rng.standard_normal((2000, 2))
+    Wc, rc = fk.fit(X, Y, fk.GdOptions.recommended())
+    Wg, rg = fk.fit(cupy.asarray(X), cupy.asarray(Y), fk.GdOptions.recommended())
+    assert rg.preconditioner == fk.GdPreconditioner.cholesky == rc.preconditioner
+    assert rg.all_converged() and rc.all_converged() and rg.formulation == rc.formulation
+    W_star = np.linalg.lstsq(X, Y, rcond=None)[0].T
+    assert np.max(np.abs(cupy.asnumpy(Wg) - W_star)) <= 1e-8 * np.max(np.abs(W_star))
+
+
+def test_cupy_unconverged_fit_is_never_worse_than_zero():
+    cupy = cupy_or_skip()
+    rng = np.random.default_rng(7)
+    X = rng.random((300, 6)) * [1, 1e3, 1e-3, 10, 100, 1]
+    Y = X @ rng.standard_normal((2, 6)).T
+    o = fk.GdOptions()
+    o.method = fk.GdMethod.plain
+    o.learning_rate = 1e-2  # far above 2/lambda: the iterates grow
+    o.max_iterations = 20
+    W, r = fk.fit(cupy.asarray(X), cupy.asarray(Y), o)
+    assert not r.all_converged()
+    res = Y - X @ cupy.asnumpy(W).T
+    assert np.all(np.sum(res ** 2, axis=0) <= np.sum(Y ** 2, axis=0) * (1 + 1e-12))
+
+
 def test_cupy_ridge_intercept_and_weights_match_the_cpu():
     cupy = cupy_or_skip()
     rng = np.random.default_rng(5)

@@ -83,8 +83,7 @@ MUTANTS = [
      "  s.started = true;\n  finish_if_stopped(team, s, L, w, stop);\n  team.sync();",
      "  s.started = true;\n  finish_if_stopped(team, s, L, w, stop);", ["team"]),
     # The Cholesky preconditioner's bodies (the factor once, the solve in each CG
-    # update) and the barrier that ends cg_step, before the solve reads every
-    # member's residual.
+    # update) and the best-iterate rule's bookkeeping.
     ("team-best-track-unsynced", "detail/train/output_bodies.hpp",
      "    team.sync();\n    if (better && team.leader()) { best_g2[n] = g2; }",
      "    if (better && team.leader()) { best_g2[n] = g2; }", ["team"]),
@@ -102,11 +101,10 @@ MUTANTS = [
      "t[i] = as_c(t[i] / G[i * L + i]); });  // t = u", ["team"]),
     ("team-cholesky-backward-unsynced", "detail/train/cholesky.hpp",
      "t[k] = as_c(t[k] - g[k] * v); });\n    team.sync();", "t[k] = as_c(t[k] - g[k] * v); });", ["team"]),
-    ("team-cg-step-unsynced", "detail/train/conjugate_gradient.hpp",
-     "    s.report.iterations += 1;\n  }\n  team.sync();\n  return cg_direction(",
-     "    s.report.iterations += 1;\n  }\n  return cg_direction(", ["team"]),
-    # Not planted, as dropping it changes nothing the current callers can see:
-    # the barrier that ends cgls_rows (the kernel's end orders what follows).
+    # Not planted, as dropping them changes nothing the current callers can see:
+    # the barrier that ends cgls_rows (the kernel's end orders what follows) and
+    # the one that ends cg_step (cg_direction first sums each member's own
+    # entries, and the Cholesky solve first scales them, before a barrier).
     ("tree-row-load-shifted", "detail/team/cpu_columns.hpp",
      "std::memcpy(&v, access.values(r * c0 + l), sizeof v);", "std::memcpy(&v, access.values(r * c0 + l + 1), sizeof v);",
      ["pinned_native_fastmath"]),

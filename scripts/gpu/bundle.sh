@@ -14,6 +14,12 @@
 #                        gpu/check.sh runs them when the tree's hash matches.
 #   DIR/googletest/      GoogleTest, from Debian's googletest package (/usr/src/googletest)
 #   DIR/benchmark/       Google Benchmark, the upstream tarball of Debian's source package
+#   DIR/python/          the Python package's wheel, built here for sm_90 for the image's
+#                        Python (3.12: FUSEKIT_BUNDLE_PYTHON, else python3.12 or pyenv's)
+#                        and for this machine's python3 when that is another version
+#                        (scripts/gpu/rehearse.sh installs it here); gpu/check.sh's
+#                        python stage installs the one for its python3; python/tools/
+#                        holds pytest's wheels, for a python3 without pytest
 #
 # The sources are the fallback: gpu/check.sh builds from them (-DFUSEKIT_DEPS_DIR)
 # when the programs are missing, stale or cannot load there. cuBLAS and NCCL
@@ -67,6 +73,33 @@ tar -xf "$tarball" -C "$dest/benchmark" --strip-components=1
 } > "$dest/VERSIONS"
 echo "gpu-bundle: $dest ($(du -sh "$dest" | cut -f1)): $(tr '\n' ';' < "$dest/VERSIONS")"
 ((prebuilt)) || exit 0
+
+# ---- the Python package's wheels, built here for sm_90 ---------------------------
+image_python=""
+for py in ${FUSEKIT_BUNDLE_PYTHON:-} python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3; do
+  if "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' >/dev/null 2>&1; then
+    image_python=$py
+    break
+  fi
+done
+rm -rf "$dest/python"
+mkdir -p "$dest/python"
+# pytest and what it needs (pure Python), for an image without it (the check installs them there only then).
+mkdir -p "$dest/python/tools"
+python3 -m pip download -q --only-binary=:all: -d "$dest/python/tools" pytest > "$work/pytest.log" 2>&1 ||
+  echo "gpu-bundle: pytest's wheels could not be downloaded; the check uses the image's pytest" >&2
+for py in "$image_python" python3; do
+  [ -n "$py" ] || { echo "gpu-bundle: no Python 3.12 here for the image's wheel (set FUSEKIT_BUNDLE_PYTHON)" >&2; continue; }
+  tag=$("$py" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  compgen -G "$dest/python/fusekit-*-$tag-*.whl" >/dev/null && continue
+  t0=$(date +%s)
+  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py" -m pip wheel -q --no-deps -w "$dest/python" ./python > "$work/wheel-$tag.log" 2>&1; then
+    echo "gpu-bundle: wheel for $tag in $(($(date +%s) - t0)) s: $(cd "$dest/python" && ls -s fusekit-*-"$tag"-*.whl)"
+  else
+    echo "gpu-bundle: the wheel for $tag failed; gpu/check.sh's python stage will say 'not run'" >&2
+    tail -n 20 "$work/wheel-$tag.log" >&2
+  fi
+done
 
 # ---- the programs, built here --------------------------------------------------
 build=${FUSEKIT_PACK_BUILD:-build-gpu-pack}

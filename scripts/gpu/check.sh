@@ -4,12 +4,13 @@
 # The GPU machine's check, one command (docs/gpu-check.md, "On a GPU machine",
 # gives it exactly):
 #
-#   (default) prepare, test, bench, peer_layer, sanitize, peers in 510 s: the
-#             test verdicts, the figures P1-P6 (bench/compare.py --figures),
-#             compute-sanitizer memcheck and racecheck on a subset, and the
-#             Python peers of the sum, the trainer and host data
+#   (default) prepare, test, bench, peer_layer, python, sanitize, peers in 510 s:
+#             the test verdicts, the figures P1-P6 (bench/compare.py --figures),
+#             the Python package's GPU tests, compute-sanitizer memcheck and
+#             racecheck on a subset, and the Python peers of the sum, the
+#             trainer and host data
 #   --call 1  the first half alone (prepare, test, bench, peer_layer; 285 s)
-#   --call 2  the second half alone (prepare, sanitize, peers; 225 s)
+#   --call 2  the second half alone (prepare, python, sanitize, peers; 225 s)
 #
 #   prepare    unpack the programs scripts/gpu/bundle.sh built (.gpu-bundle/
 #              prebuilt.tar.xz) when their source hash is this tree's, and find
@@ -18,6 +19,9 @@
 #   test       the GPU tests and the examples, side by side, each bounded
 #   bench      the four benches' GPU runs, short (--benchmark_min_time=0.05), JSON out
 #   peer_layer the hidden layer in CuPy, PyTorch (eager, torch.compile) and Numba at 2^28
+#   python     the Python package's wheel (built for the image's Python by bundle.sh)
+#              installed into a scratch folder: python/tests/test_gpu.py, and the
+#              examples' scripts with their GPU rows (CuPy, PyTorch, Numba)
 #   sanitize   compute-sanitizer on small cases that reach every kernel, side by side
 #   peers      the sum, the trainer and host data in NumPy/CuPy/PyTorch/Numba
 #
@@ -84,9 +88,9 @@ while (($#)); do
   esac
 done
 case "$call" in
-  all) stages="test,bench,peer_layer,sanitize,peers"; budget=${budget:-510} ;;
+  all) stages="test,bench,peer_layer,python,sanitize,peers"; budget=${budget:-510} ;;
   1) stages="test,bench,peer_layer"; budget=${budget:-285} ;;
-  2) stages="sanitize,peers"; budget=${budget:-225} ;;
+  2) stages="python,sanitize,peers"; budget=${budget:-225} ;;
   *) echo "gpu-check: --call takes 1 or 2 (or nothing: the whole check; see --help)" >&2; exit 2 ;;
 esac
 if [ -n "$only" ]; then
@@ -105,8 +109,8 @@ log="$out/log-$call.txt"
 : > "$summary"
 : > "$log"
 # Each stage's seconds at most (the budget is shared as well): with the
-# prebuilt programs prepare takes seconds, and the six fit 510 s.
-declare -A stage_cap=([prepare]=250 [test]=90 [bench]=140 [peer_layer]=60 [sanitize]=90 [peers]=100)
+# prebuilt programs prepare takes seconds, and the seven fit 510 s.
+declare -A stage_cap=([prepare]=250 [test]=90 [bench]=140 [peer_layer]=60 [python]=75 [sanitize]=90 [peers]=100)
 build=build-gpu
 jobs=$(nproc)
 # A copied tree has no git: hash the files the bundle recorded (scripts/gpu/programs.sh).
@@ -444,6 +448,49 @@ if wants peer_layer && has_time peer_layer; then
 fi
 
 # ---- call 2 -------------------------------------------------------------------
+if wants python && has_time python; then
+  begin python
+  py_rc=0
+  tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])' 2>/dev/null)
+  wheel=$(ls "$bundle"/python/fusekit-*-"${tag:-none}"-*.whl 2>/dev/null | head -n 1)
+  if [ -z "$wheel" ]; then
+    say "python: not run (no wheel for ${tag:-python3} in $bundle/python: scripts/gpu/bundle.sh builds one for the image's Python)"
+    end "not run"
+  else
+    site="$tmp/python-site"
+    bounded 20 python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$wheel" >> "$log" 2>&1
+    rc=$?
+    say "python: $(basename "$wheel") installed: $(rc_word $rc)"
+    if ((rc == 0)) && ! python3 -c 'import pytest' 2>/dev/null; then  # the bundle's, where the image has none
+      bounded 20 python3 -m pip install -q --no-index --no-compile --target "$site" "$bundle"/python/tools/*.whl >> "$log" 2>&1
+      say "python: pytest from the bundle: $(rc_word $?)"
+    fi
+    pyenv=(env PYTHONPATH="$site" LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    if ((rc == 0)); then
+      "${pyenv[@]}" python3 -c 'import fusekit; print("fusekit", fusekit.__file__, "has_cuda", fusekit.has_cuda)' >> "$summary" 2>> "$log"
+      bounded 45 "${pyenv[@]}" python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py > "$tmp/pytest.txt" 2>&1
+      rc=$?
+      cat "$tmp/pytest.txt" >> "$log"
+      say "python tests/test_gpu.py: $(rc_word $rc); $(grep -E '(passed|failed|skipped|error)' "$tmp/pytest.txt" | tail -n 1)"
+      ((rc == 0)) || py_rc=1
+      # The examples' scripts as a user runs them: their GPU rows against the user's own code.
+      for ex in "hidden_layer.py 1000000" "train.py 2000 64 8" "sum.py 1000000"; do
+        set -- $ex
+        (cd python/examples && bounded 25 "${pyenv[@]}" python3 "$@") > "$tmp/example.txt" 2>&1
+        rc=$?
+        { echo "=== python/examples/$ex (rc $rc)"; cat "$tmp/example.txt"; } >> "$log"
+        say "python example $ex: $(rc_word $rc); GPU rows: $(grep -ciE 'cupy|torch|cuda|gpu' "$tmp/example.txt")"
+        grep -iE 'cupy|torch|cuda|gpu' "$tmp/example.txt" | sed 's/^/  /' >> "$summary"
+        ((rc == 0)) || py_rc=1
+      done
+      set --
+    else
+      py_rc=1
+    fi
+    ((py_rc == 0)) && end ok || end FAILED
+  fi
+fi
+
 if wants sanitize && ((prepared)) && has_time sanitize; then
   begin sanitize
   san_rc=0

@@ -80,6 +80,8 @@ expect '^bench train_bench: FAILED [(]rc [0-9]+[)], 1 runs' "the crash is report
 expect '^fastmath_gpu_test: FAILED [(]out of time[)]' "a test past its stage's cap is stopped"
 expect '^[[][0-9]+s[]] stage test: FAILED in (8[5-9]|9[0-5])s' "the test stage ended at its 90 s cap"
 expect '^bench elementwise_bench: ok' "the stage after it still ran"
+expect '^python tests/test_gpu.py: ok' "the Python package's wheel installed and its GPU tests ran"
+expect '^python example train.py 2000 64 8: ok' "the Python examples ran on the installed wheel"
 expect '^[[][0-9]+s[]] stage peers: ' "the last stage was reached"
 if ((fake_sanitizer)); then
   expect '^memcheck.reduce_gpu_test: not run [(]the tool did not start the program' "a sanitizer that does not start is not run"

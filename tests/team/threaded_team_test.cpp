@@ -719,11 +719,12 @@ TEST(ThreadedTeam, EachOutputKeepsItsStartAndBestIterate) {
       fit_result r{warm, std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
       fusekit::detail::best_iterate_view<double> const view =
           kept != nullptr ? kept->view() : fusekit::detail::best_iterate_view<double>{};
+      descent_params<double> const p = params(budget);  // before the members start: they only read it
       for (std::int64_t n = 0; n < N; ++n) {
         std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(L) / sizeof(double));
         on_team([&](const auto& team) {
-          fusekit::detail::single_launch_body(team, n, g.A.data(), g.B.data(), r.W.data(), L, params(budget),
-                                              r.reports.data(), shared.data(), {}, view);
+          fusekit::detail::single_launch_body(team, n, g.A.data(), g.B.data(), r.W.data(), L, p, r.reports.data(),
+                                              shared.data(), {}, view);
         });
       }
       return r;

@@ -585,6 +585,17 @@ TEST(GpuFit, ShortFitOnBothPathsForTheSanitizers) {
       }
     }
   }
+  // recommended(): the Cholesky factor and its solves on both paths (Gram asked
+  // for: the single launch), and CGLS where the factor leaves A (automatic).
+  auto const v = fusekit::test::vandermonde_problem<double>(300, 12, 3, 0.01);
+  for (int path : {0, 1}) {
+    gd_options o = gd_options::recommended();
+    if (path == 1) { o.formulation = gd_formulation::gram; }
+    std::vector<double> W;
+    auto const r = gpu_fit(v, W, o, path);
+    EXPECT_EQ(r.preconditioner, fusekit::gd_preconditioner::cholesky) << path;
+    for (double w : W) { EXPECT_TRUE(fusekit::test::is_finite(w)) << path; }
+  }
 }
 
 TEST(GpuFit, OneCublasHandlePerThreadAndDevice) {
