@@ -28,7 +28,9 @@
 //    (Gram and CGLS), as with the diagonal scaling above.
 #include <fusekit/detail/reduce/tree.hpp>
 #include <fusekit/detail/team/cpu_team.hpp>
+#include <fusekit/detail/train/best_iterate.hpp>
 #include <fusekit/detail/train/cholesky.hpp>
+#include <fusekit/detail/train/cpu_best_iterate.hpp>
 #include <fusekit/detail/train/output_bodies.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
 #include <fusekit/detail/train/predict.hpp>
@@ -776,6 +778,55 @@ TEST(ThreadedTeam, EachOutputKeepsItsStartAndBestIterate) {
       for (std::size_t i = 0; i < expected.size(); ++i) {  // the team's sums: the serial bits up to their order
         EXPECT_NEAR(kept.best[i], expected[i], 1e-9 * (1 + std::fabs(expected[i])))
             << (gram ? "gram cg, " : "cgls, ") << m << " members, " << i;
+      }
+    }
+  }
+}
+
+// The GPU's residual terms (residual_terms_block, a block per output,
+// candidate and slice of rows) over every block index on the team: the
+// slices' sums add up to the CPU's residual over all rows (rows_residual2's
+// row body, the sums in another order: within 1e-12), W = 0 is ‖y‖², and
+// every block writes its two values and nothing else.
+TEST(ThreadedTeam, ResidualTermsOfEveryBlockAddUpToTheResidual) {
+  using fusekit::detail::residual_candidates;
+  std::int64_t const K = 2 * 4096 + 1808, L = 5, N = 2;  // three slices, the last one short
+  auto const pr = fusekit::test::make_problem<double>(K, L, N, 91, false, 0.5);
+  std::vector<double> W(static_cast<std::size_t>(N * L));
+  for (std::size_t i = 0; i < W.size(); ++i) { W[i] = 0.3 * static_cast<double>(i) - 1.0; }
+  residual_candidates<double> const c{{W.data(), nullptr, nullptr, nullptr}, 2};
+  std::int64_t const slice_rows = fusekit::detail::residual_slice_rows(K);
+  std::int64_t const slices = (K + slice_rows - 1) / slice_rows;
+  ASSERT_EQ(slices, 3);
+  std::int64_t const blocks = N * c.count * slices;
+  std::vector<double> out(static_cast<std::size_t>(2 * blocks + 1), -1.0);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    run_team(64, fusekit::test::modes_to_run().front(), [&](const threaded_team& team) {
+      fusekit::detail::residual_terms_block(team, b, pr.X.data(), pr.Y.data(), K, L, N, c, slice_rows, slices,
+                                            out.data());
+    });
+  }
+  EXPECT_EQ(out.back(), -1.0) << "a block wrote past its two values";
+  fusekit::matrix<const double> const X(pr.X.data(), K, L), Y(pr.Y.data(), K, N);
+  std::vector<double> const zero(static_cast<std::size_t>(L), 0.0);
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (int k = 0; k < 2; ++k) {
+      const double* const w = k == 0 ? W.data() + n * L : zero.data();
+      double r2 = 0, rounding = 0;
+      for (std::int64_t sl = 0; sl < slices; ++sl) {
+        std::int64_t const b = (n * c.count + k) * slices + sl;
+        r2 += out[static_cast<std::size_t>(2 * b)];
+        rounding += out[static_cast<std::size_t>(2 * b + 1)];
+      }
+      double const want = fusekit::detail::rows_residual2(X, Y, n, w);
+      double const want_rounding =
+          fusekit::detail::residual2_rounding(X, Y, n, w) / fusekit::detail::residual2_rounding_factor<double>(L);
+      EXPECT_NEAR(r2, want, 1e-12 * want) << "output " << n << ", candidate " << k;
+      EXPECT_NEAR(rounding, want_rounding, 1e-12 * want_rounding) << "output " << n << ", candidate " << k;
+      if (k == 1) {
+        long double y2 = 0;
+        for (std::int64_t r = 0; r < K; ++r) { y2 += static_cast<long double>(pr.Y[r * N + n]) * pr.Y[r * N + n]; }
+        EXPECT_NEAR(r2, static_cast<double>(y2), 1e-12 * static_cast<double>(y2)) << "W = 0: ‖y‖², output " << n;
       }
     }
   }

@@ -189,8 +189,8 @@ struct nccl_system : device_system<T> {
   /// This rank's residual terms, summed over the ranks in rank order (and K):
   /// every rank decides alike.
   [[nodiscard]] std::vector<double> residual_terms(const cuda& policy, const residual_candidates<T>& c, std::int64_t N,
-                                                   std::int64_t L) const {
-    std::vector<double> terms = device_system<T>::residual_terms(policy, c, N, L);
+                                                   std::int64_t L, T* out) const {
+    std::vector<double> terms = device_system<T>::residual_terms(policy, c, N, L, out);
     doubles_in_rank_order(nccl_gather{&p}, terms.data(), static_cast<std::int64_t>(terms.size()),
                           [](double a, double b) { return a + b; });
     return terms;

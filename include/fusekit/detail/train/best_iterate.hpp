@@ -63,6 +63,48 @@ FUSEKIT_HD C residual2_rounding_sum(const Team& team, const T* X, const U* Y, st
   });
 }
 
+/// Up to four candidate W's (N × L; null: W = 0) whose residuals a backend
+/// takes, in the order of best_candidate.
+template <class T>
+struct residual_candidates {
+  const T* w[4] = {nullptr, nullptr, nullptr, nullptr};
+  int count = 0;
+};
+
+/// The most slices of rows the GPU's residual terms take (residual_terms_kernel).
+inline constexpr std::int64_t residual_most_slices = 64;
+
+/// Rows a block of the residual terms takes: at least 4096 a slice, at most
+/// residual_most_slices slices.
+inline std::int64_t residual_slice_rows(std::int64_t K) {
+  std::int64_t const least = 4096;
+  std::int64_t const even = (K + residual_most_slices - 1) / residual_most_slices;
+  return even > least ? even : least;
+}
+
+/// Block b of the GPU's residual terms (residual_terms_kernel): slice
+/// b % slices (`slice_rows` rows from slice·slice_rows) of output n's
+/// candidate c, (n·count + c)·slices + slice = b: out[2b] = Σ r² and
+/// out[2b + 1] = Σ |r|(|y| + Σ|x w|) over the slice's rows, in T, by the team.
+template <class T, class Team>
+FUSEKIT_HD void residual_terms_block(const Team& team, std::int64_t b, const T* X, const T* Y, std::int64_t K,
+                                     std::int64_t L, std::int64_t N, const residual_candidates<T>& c,
+                                     std::int64_t slice_rows, std::int64_t slices, T* out) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
+  std::int64_t const slice = b % slices, pair = b / slices;
+  std::int64_t const cand = pair % c.count, n = pair / c.count;
+  std::int64_t const first = slice * slice_rows;
+  std::int64_t const rows = K - first < slice_rows ? K - first : slice_rows;
+  const T* const base = c.w[cand];
+  const T* const w = base != nullptr ? base + n * L : nullptr;
+  T const r2 = residual2_sum(team, X + first * L, Y + first * N, rows, L, N, n, w);
+  T const rounding = residual2_rounding_sum(team, X + first * L, Y + first * N, rows, L, N, n, w);
+  if (team.leader()) {
+    out[2 * b] = r2;
+    out[2 * b + 1] = rounding;
+  }
+}
+
 /// 2(L + 2)·u of C.
 template <class C>
 FUSEKIT_HD double residual2_rounding_factor(std::int64_t L) {

@@ -30,63 +30,33 @@ namespace fusekit {
 namespace detail {
 inline namespace train {
 
-/// Up to four candidate W's (N × L, device memory; null: W = 0) whose
-/// residuals a system takes, in the order of best_candidate.
-template <class T>
-struct residual_candidates {
-  const T* w[4] = {nullptr, nullptr, nullptr, nullptr};
-  int count = 0;
-};
-
-/// Rows a block of residual_terms_kernel takes: at least 4096 a slice, at most 64 slices.
-inline std::int64_t residual_slice_rows(std::int64_t K) {
-  std::int64_t const least = 4096, most_slices = 64;
-  std::int64_t const even = (K + most_slices - 1) / most_slices;
-  return even > least ? even : least;
-}
-
-/// Block b: slice b % slices of output n's candidate c ((n·count + c)·slices
-/// + slice = b): out[2b] = Σ r², out[2b + 1] = Σ |r|(|y| + Σ|x w|) over the
-/// slice's rows, in T, summed by the block (best_iterate.hpp's bodies).
+/// Block b of the residual terms (residual_terms_block, best_iterate.hpp).
 template <class T>
 __global__ void residual_terms_kernel(const T* X, const T* Y, std::int64_t K, std::int64_t L, std::int64_t N,
                                       residual_candidates<T> c, std::int64_t slice_rows, std::int64_t slices, T* out) {
   __shared__ double scratch[block_team_scratch];
-  block_team const team(scratch);
-  std::int64_t const b = blockIdx.x;
-  std::int64_t const slice = b % slices, pair = b / slices;
-  std::int64_t const cand = pair % c.count, n = pair / c.count;
-  std::int64_t const first = slice * slice_rows;
-  std::int64_t const rows = K - first < slice_rows ? K - first : slice_rows;
-  const T* const base = c.w[cand];
-  const T* const w = base != nullptr ? base + n * L : nullptr;
-  T const r2 = residual2_sum(team, X + first * L, Y + first * N, rows, L, N, n, w);
-  T const rounding = residual2_rounding_sum(team, X + first * L, Y + first * N, rows, L, N, n, w);
-  if (team.leader()) {
-    out[2 * b] = r2;
-    out[2 * b + 1] = rounding;
-  }
+  residual_terms_block(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), X, Y, K, L, N, c, slice_rows, slices,
+                       out);
 }
 
 /// The residual terms of every output's candidates over device rows X (K × L)
 /// and Y (K × N): [(n·count + c)·2] = ‖y_n − X w_c‖², [… + 1] = its rounding
 /// sum (times residual2_rounding_factor: the bound), each the slices' sums in
-/// T added in slice order in double; then K. On the policy's stream (synchronizes).
+/// T added in slice order in double; then K. `out`: room for the partial sums
+/// (2·N·count·residual_most_slices values: fit_buffers::terms). On the
+/// policy's stream (synchronizes).
 template <class T>
 std::vector<double> device_residual_terms(const cuda& policy, const T* X, const T* Y, std::int64_t K, std::int64_t L,
-                                          std::int64_t N, const residual_candidates<T>& c) {
+                                          std::int64_t N, const residual_candidates<T>& c, T* out) {
   std::int64_t const slice_rows = residual_slice_rows(K);
   std::int64_t const slices = K > 0 ? (K + slice_rows - 1) / slice_rows : 0;
   std::int64_t const pairs = N * c.count;
   std::vector<double> terms(static_cast<std::size_t>(2 * pairs + 1), 0.0);
   terms.back() = static_cast<double>(K);
   if (slices == 0 || pairs == 0) { return terms; }
-  stream_buffer<T> const out(policy, 2 * pairs * slices);
-  launch(residual_terms_kernel<T>, pairs * slices, 256, 0, policy.stream, X, Y, K, L, N, c, slice_rows, slices,
-         out.get());
+  launch(residual_terms_kernel<T>, pairs * slices, 256, 0, policy.stream, X, Y, K, L, N, c, slice_rows, slices, out);
   std::vector<T> host(static_cast<std::size_t>(2 * pairs * slices));
-  FUSEKIT_CUDA_TRY(
-      cudaMemcpyAsync(host.data(), out.get(), host.size() * sizeof(T), cudaMemcpyDeviceToHost, policy.stream));
+  FUSEKIT_CUDA_TRY(cudaMemcpyAsync(host.data(), out, host.size() * sizeof(T), cudaMemcpyDeviceToHost, policy.stream));
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
   for (std::int64_t p = 0; p < pairs; ++p) {
     for (std::int64_t s = 0; s < slices; ++s) {
@@ -109,7 +79,7 @@ void gpu_keep_best_iterate(const cuda& policy, const System& system, const fit_b
                                [](const output_report& o) { return o.status != fit_status::converged; });
   if (!any || L == 0) { return; }
   residual_candidates<T> const c{{buf.best.get(), W.data_handle(), buf.start.get(), nullptr}, 4};
-  std::vector<double> const terms = system.residual_terms(policy, c, N, L);
+  std::vector<double> const terms = system.residual_terms(policy, c, N, L, buf.terms.get());
   double const K = terms.back();
   std::size_t const row = static_cast<std::size_t>(L) * sizeof(T);
   for (std::int64_t n = 0; n < N; ++n) {
@@ -148,7 +118,7 @@ void gpu_keep_refinement_if_better(const cuda& policy, const System& system, con
   }
   if (!any) { return; }
   residual_candidates<T> const c{{W.data_handle(), buf.before.get(), nullptr, nullptr}, 2};
-  std::vector<double> const terms = system.residual_terms(policy, c, N, L);
+  std::vector<double> const terms = system.residual_terms(policy, c, N, L, buf.terms.get());
   double const K = terms.back();
   T const factor = static_cast<T>(residual2_rounding_factor<T>(L));
   for (std::int64_t n = 0; n < N; ++n) {

@@ -5,6 +5,7 @@
 /// order (from the policy's resource or a caller's workspace), and the
 /// outputs' states read back from them.
 #include <fusekit/detail/core/cuda_buffer.cuh>
+#include <fusekit/detail/train/best_iterate.hpp>
 #include <fusekit/detail/train/descent_state.hpp>
 #include <fusekit/detail/train/output_bodies.hpp>
 #include <fusekit/error.hpp>
@@ -52,6 +53,7 @@ struct fit_buffers {
   stream_buffer<T> correction, residual;      ///< refinement: D (N × L) and the system's scratch
   stream_buffer<T> start, best;               ///< the best-iterate rule: each output's start and best iterate
   stream_buffer<double> best_g2;              ///< and the best's gradᵀgrad
+  stream_buffer<T> terms;                     ///< the residuals' partial sums (residual_terms_kernel)
   stream_buffer<T> before;                    ///< refinement: W before it (N × L)
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N,
@@ -77,6 +79,7 @@ struct fit_buffers {
         start(policy, N * L, arena),
         best(policy, N * L, arena),
         best_g2(policy, N, arena),
+        terms(policy, 2 * N * 4 * residual_most_slices, arena),
         before(policy, plan.refine ? N * L : 0, arena) {}
 
   /// The best-iterate rule's buffers as the kernels take them (none: `track` false).

@@ -79,16 +79,17 @@ struct streamed_system {
   void gram(const cublas_context& cublas, T* A, T* B) const { streamed_gram_matrices<T>(policy, cublas, X, Y, A, B); }
   /// The best-iterate rule's residuals of candidate W's (device memory): the
   /// rows stream through, residual_terms_kernel takes each chunk's slices,
-  /// and the partial sums are added in chunk and slice order.
+  /// and the partial sums are added in chunk and slice order (in a buffer of
+  /// their own: the chunks' sums outnumber what the fit's holds).
   [[nodiscard]] std::vector<double> residual_terms(const cuda&, const residual_candidates<T>& c, std::int64_t N,
-                                                   std::int64_t L) const {
+                                                   std::int64_t L, T*) const {
     std::int64_t const K = X.extent(0), pairs = N * c.count;
     std::vector<double> terms(static_cast<std::size_t>(2 * pairs + 1), 0.0);
     terms.back() = static_cast<double>(K);
     if (K == 0 || pairs == 0) { return terms; }
     std::array<pipeline_view, 2> const rows{rows_view_of(X.data_handle(), L), rows_view_of(Y.data_handle(), N)};
     std::int64_t const chunk_rows = pipeline_chunk_for(policy, widest_element(rows, pipeline_view{}), 1);
-    std::int64_t const chunks = (K + chunk_rows - 1) / chunk_rows, most = 64;  // residual_slice_rows: ≤ 64 slices
+    std::int64_t const chunks = (K + chunk_rows - 1) / chunk_rows, most = residual_most_slices;
     stream_buffer<T> const out(policy, chunks * pairs * most * 2);
     std::vector<std::int64_t> slices(static_cast<std::size_t>(chunks), 0);
     run_pipeline(policy, K, 1, rows, pipeline_view{},

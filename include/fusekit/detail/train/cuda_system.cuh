@@ -61,10 +61,11 @@ struct device_system {
     residual_rhs<T>(cublas.on(stream), stream, X.data_handle(), Y.data_handle(), X.extent(0), X.extent(1), Y.extent(1),
                     W, scratch, T(0), B);
   }
-  /// The best-iterate rule's residuals of candidate W's (device_residual_terms).
+  /// The best-iterate rule's residuals of candidate W's (device_residual_terms;
+  /// `out`: the fit's buffer for the partial sums, fit_buffers::terms).
   [[nodiscard]] std::vector<double> residual_terms(const cuda& policy, const residual_candidates<T>& c, std::int64_t N,
-                                                   std::int64_t L) const {
-    return device_residual_terms(policy, X.data_handle(), Y.data_handle(), X.extent(0), L, N, c);
+                                                   std::int64_t L, T* out) const {
+    return device_residual_terms(policy, X.data_handle(), Y.data_handle(), X.extent(0), L, N, c, out);
   }
 };
 
