@@ -80,6 +80,7 @@
 /// order, so results do not depend on the thread count.
 
 #include <fusekit/config.hpp>
+#include <fusekit/detail/train/cholesky.hpp>
 #include <fusekit/detail/train/cpu.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/train/matrix_traits.hpp>
@@ -137,7 +138,13 @@ fit_report fit(const Policy& policy, matrix<const T> X, matrix<const T> Y, matri
     if (options.preconditioner != gd_preconditioner::cholesky) {
       report.preconditioner = options.preconditioner;
     } else if (report.preconditioner != gd_preconditioner::cholesky) {
-      report.preconditioner = gd_preconditioner::jacobi;  // where the backend or the shape takes Jacobi in its place
+      report.preconditioner =
+          gd_preconditioner::jacobi;  // where the formulation or the shape takes Jacobi in its place
+      report.preconditioner_note =
+          W.extent(1) > detail::cholesky_max_columns
+              ? "Jacobi ran in the Cholesky preconditioner's place: L > 2048 (the factor would take L² doubles)."
+              : "Jacobi ran in the Cholesky preconditioner's place: the fit ran on the direct formulation (the "
+                "factor is of the Gram matrix XᵀX).";
     }
     return report;
   } else {

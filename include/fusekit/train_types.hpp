@@ -275,6 +275,10 @@ struct fit_report {
   fit_path path = fit_path::cpu;                               ///< the code path it took (`to_string` names it)
   gd_method method = gd_method::plain;                         ///< the update rule used
   gd_preconditioner preconditioner = gd_preconditioner::none;  ///< the preconditioner that ran
+  /// Why `preconditioner` is not the one the options asked for ("" when it
+  /// is): the Cholesky preconditioner runs on the Gram formulation with
+  /// L ≤ 2048 only, and Jacobi takes its place elsewhere (gd_preconditioner).
+  const char* preconditioner_note = "";
 
   /// Whether every output converged: the one check most callers need.
   [[nodiscard]] bool all_converged() const {
@@ -293,7 +297,7 @@ struct fit_report {
   /// when not every output converged, what to try, from the statuses and the
   /// method used. For example "1 of 1 outputs max_iterations (plain, 1000000
   /// iterations). Plain gradient descent needs about κ(XᵀX) iterations: try
-  /// fusekit::gd_options::recommended() (conjugate gradients with the Jacobi
+  /// fusekit::gd_options::recommended() (conjugate gradients with the Cholesky
   /// preconditioner), which reaches the least-squares optimum in at most L
   /// iterations in exact arithmetic."
   [[nodiscard]] std::string summary() const;
@@ -383,6 +387,7 @@ inline std::string fit_report::summary() const {
       std::string(" (") + to_string(method) +
       (preconditioner != gd_preconditioner::none ? std::string(" with ") + to_string(preconditioner) : std::string()) +
       ", at most " + std::to_string(most_iterations()) + " iterations).";
+  if (*preconditioner_note != '\0') { text += std::string(" ") + preconditioner_note; }
   bool const slow =
       count[static_cast<int>(fit_status::max_iterations)] + count[static_cast<int>(fit_status::stalled)] > 0;
   bool const descent = method != gd_method::conjugate_gradient;
@@ -396,10 +401,12 @@ inline std::string fit_report::summary() const {
   if (slow && descent) {
     text +=
         " Plain and Nesterov descent need about κ(XᵀX) iterations on features of different scales: try "
-        "fusekit::gd_options::recommended() (conjugate gradients with the Jacobi preconditioner), which "
+        "fusekit::gd_options::recommended() (conjugate gradients with the Cholesky preconditioner), which "
         "reaches the least-squares optimum in at most L iterations in exact arithmetic.";
   } else if (slow && preconditioner == gd_preconditioner::none) {
-    text += " Try preconditioner = jacobi (fusekit::gd_options::recommended()): it evens out the features' scales.";
+    text +=
+        " Try fusekit::gd_options::recommended() (the Cholesky preconditioner) or preconditioner = jacobi: they "
+        "even out the features' scales.";
   } else if (count[static_cast<int>(fit_status::stalled)] > 0) {
     text +=
         " A stalled output is at the rounding floor of its type: W is as accurate as the data's conditioning "

@@ -145,7 +145,14 @@ TEST(Preconditioner, ZeroColumnKeepsItsWeightAtZero) {
           o.formulation = f;
           auto const rc = cpu_fit(p, W, o);
           ASSERT_TRUE(rc.all_converged()) << what << ": " << rc.summary();
-          if (f == gd_formulation::gram) { EXPECT_EQ(rc.preconditioner, gd_preconditioner::cholesky) << what; }
+          if (f == gd_formulation::gram) {
+            EXPECT_EQ(rc.preconditioner, gd_preconditioner::cholesky) << what;
+            EXPECT_STREQ(rc.preconditioner_note, "") << what;
+          } else if (f == gd_formulation::direct) {  // the report says which ran, and why
+            EXPECT_EQ(rc.preconditioner, gd_preconditioner::jacobi) << what;
+            EXPECT_NE(std::string(rc.preconditioner_note).find("direct formulation"), std::string::npos) << what;
+            EXPECT_NE(rc.summary().find(rc.preconditioner_note), std::string::npos) << what;
+          }
           EXPECT_LE(relative_error(W, W_star), 1e-8) << what;
           EXPECT_LE(rc.most_iterations(), 30) << what;
           for (std::int64_t n = 0; n < p.N; ++n) { EXPECT_EQ(W[n * p.L + 1], 0.0) << what; }
