@@ -10,11 +10,15 @@
   fit        GdOptions.recommended() against np.linalg.lstsq, (1000, 100, 10) and
              (10^6, 64, 4), float64; lstsq in a process of its own, with its BLAS's
              default threads and with one (the faster is the one to beat)
+  ridge      fusekit.linear_model.Ridge against scikit-learn's Ridge (alpha 1,
+             intercept), (1000, 100, 10) float64, scikit-learn in a process of its
+             own with its BLAS's default threads and with one; the coefficients'
+             largest difference
 
 Each group runs in a process of its own; each time is the best of several runs
 after a warm-up. Writes JSON (--out).
 
-    python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,fit]
+    python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,fit,ridge]
 """
 import argparse
 import json
@@ -122,16 +126,16 @@ def fit_problem(K, L, N):
     return X, X @ W_true.T, W_true
 
 
-def lstsq_seconds(K, L, N, blas_threads):
-    """lstsq's best time in a process of its own whose BLAS runs `blas_threads`
-    threads (None: its default, every core), so that no thread team of
-    another library shares the cores with it."""
+def lstsq_seconds(K, L, N, blas_threads, what="lstsq"):
+    """lstsq's (or scikit-learn Ridge's) best time in a process of its own
+    whose BLAS runs `blas_threads` threads (None: its default, every core),
+    so that no thread team of another library shares the cores with it."""
     env = dict(os.environ)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.pop(var, None)
         if blas_threads:
             env[var] = str(blas_threads)
-    out = subprocess.run([sys.executable, __file__, "--lstsq", f"{K},{L},{N}"], env=env, check=True,
+    out = subprocess.run([sys.executable, __file__, f"--{what}", f"{K},{L},{N}"], env=env, check=True,
                          capture_output=True, text=True).stdout
     return float(out.split()[-1])
 
@@ -153,18 +157,46 @@ def fits(report):
                        "lstsq_max_error": float(np.max(np.abs(ls - W_true)))})
 
 
+def ridge_problem(K, L, N):
+    X, Y, _ = fit_problem(K, L, N)
+    return X, Y + 0.01 * np.random.default_rng(4).standard_normal(Y.shape) + 5.0
+
+
+def ridges(report):
+    from fusekit.linear_model import Ridge
+    K, L, N = 1000, 100, 10
+    X, Y = ridge_problem(K, L, N)
+    ours = Ridge(alpha=1.0).fit(X, Y)
+    t_fk = best(lambda: Ridge(alpha=1.0).fit(X, Y), 20)
+    t_sk = {threads or "all": lstsq_seconds(K, L, N, threads, "sklearn") for threads in (None, 1)}
+    from sklearn.linear_model import Ridge as SkRidge
+    theirs = SkRidge(alpha=1.0).fit(X, Y)
+    report.append({"group": "ridge", "name": f"{K}x{L}x{N}", "fusekit_ms": t_fk * 1e3,
+                   "sklearn_ms_blas_threads": {k: v * 1e3 for k, v in t_sk.items()},
+                   "ratio_to_fastest_sklearn": t_fk / min(t_sk.values()), "converged": ours.report_.all_converged(),
+                   "coef_max_relative_difference": float(np.max(np.abs(ours.coef_ - theirs.coef_)) /
+                                                         np.max(np.abs(theirs.coef_))),
+                   "intercept_max_difference": float(np.max(np.abs(ours.intercept_ - theirs.intercept_)))})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
-    parser.add_argument("--only", default="overhead,layer,sum,fit")
+    parser.add_argument("--only", default="overhead,layer,sum,fit,ridge")
     parser.add_argument("--group", help=argparse.SUPPRESS)  # run one group here
     parser.add_argument("--lstsq", help=argparse.SUPPRESS)  # K,L,N: time lstsq alone (lstsq_seconds)
+    parser.add_argument("--sklearn", help=argparse.SUPPRESS)  # K,L,N: time scikit-learn's Ridge alone
     args = parser.parse_args()
+    if args.sklearn:
+        from sklearn.linear_model import Ridge as SkRidge
+        X, Y = ridge_problem(*(int(v) for v in args.sklearn.split(",")))
+        print(best(lambda: SkRidge(alpha=1.0).fit(X, Y), 20))
+        return
     if args.lstsq:
         X, Y, _ = fit_problem(*(int(v) for v in args.lstsq.split(",")))
         print(best(lambda: np.linalg.lstsq(X, Y, rcond=None), 7 if X.shape[0] < 10 ** 5 else 3))
         return
-    groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits}
+    groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits, "ridge": ridges}
     if args.group:  # one group, in this process: its rows as JSON lines
         rows = []
         groups[args.group](rows)

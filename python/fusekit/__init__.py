@@ -6,48 +6,80 @@ and PyTorch tensors, without copying them (DLPack).
     import numpy as np, fusekit as fk
     y = fk.hidden_layer(grey, w)                   # tanh((grey / 255) * w), one pass
     s = fk.sum(x)                                  # the deterministic tree: the C++ call's bits
-    W, report = fk.fit(X, Y, fk.GdOptions.recommended())
+    W, report = fk.fit(X, Y)                       # GdOptions.recommended(): CG, Cholesky
     Y_hat = fk.predict(X, W)
+
+    from fusekit.linear_model import Ridge          # scikit-learn's estimator API
+    model = Ridge(alpha=1.0).fit(X, y)
 
 Host arrays run on the CPU backend (fusekit's threads and SIMD; see
 set_num_threads), CUDA arrays on
 the GPU, on the framework's current stream (CuPy's current stream,
 torch.cuda.current_stream()), without synchronizing: results come back in
 the input's framework. The GIL is released while C++ runs. Bad arguments
-raise ValueError (sizes, devices, strides, options) or TypeError (element
-types), with fusekit's message, before anything runs.
+raise ValueError (sizes, devices, options) or TypeError (element types),
+with a message that names the function and the argument, before anything
+runs. An input that is not C-contiguous (a slice, a transpose, Fortran
+order) is copied once into C order (one read and one write of it); with
+copy=False it is refused instead.
 """
 from __future__ import annotations
 
 import builtins
 import contextlib
+import numbers
+import operator
+import warnings
 from typing import Any, Iterator, Optional, Tuple
 
-from . import _core
-from ._core import (  # noqa: F401  (the public enums and option types)
-    FitPath,
-    FitProgress,
-    FitReport,
-    FitStatus,
-    GdFormulation,
-    GdInit,
-    GdMethod,
-    GdOptions,
-    GdPreconditioner,
-    OutputReport,
-    StopRule,
-)
+from typing import TYPE_CHECKING
+
+
+def _load_core():
+    """The module with the GPU backend where it was built and loads, else the
+    CPU module, with why the GPU one is not there (fusekit.cuda_unavailable)."""
+    import importlib
+    try:
+        return importlib.import_module("._core_cuda", __name__), ""
+    except ModuleNotFoundError as e:
+        if e.name != __name__ + "._core_cuda":
+            why = f"the GPU module cannot load: {e}"
+        else:
+            why = ""  # a CPU-only build: _core says so
+    except ImportError as e:  # e.g. libcublas.so.13 is not on this machine
+        why = (f"the GPU module cannot load ({e}): install the CUDA toolkit's libraries it was built with, or "
+               "reinstall fusekit here")
+    core = importlib.import_module("._core", __name__)
+    if why:
+        core.set_cuda_unavailable(why)
+    return core, core.cuda_unavailable()
+
+
+_core, cuda_unavailable = _load_core()
+if TYPE_CHECKING:
+    from ._core import (FitPath, FitProgress, FitReport, FitStatus, GdFormulation, GdInit, GdMethod, GdOptions,
+                        GdPreconditioner, OutputReport, StopRule)
+else:  # the public enums and option types, from the module that loaded
+    FitPath, FitProgress, FitReport, FitStatus = _core.FitPath, _core.FitProgress, _core.FitReport, _core.FitStatus
+    GdFormulation, GdInit, GdMethod, GdOptions = _core.GdFormulation, _core.GdInit, _core.GdMethod, _core.GdOptions
+    GdPreconditioner, OutputReport, StopRule = _core.GdPreconditioner, _core.OutputReport, _core.StopRule
 from ._frameworks import framework_of as _framework_of
 
+import numpy as np
+
+__version__ = "0.1.0"
+
 __all__ = [
-    "hidden_layer", "hidden_layer_unfused", "transform", "fuse", "normalize", "weigh", "tanh", "fast_tanh",
+    "__version__", "ConvergenceWarning", "hidden_layer", "hidden_layer_unfused", "transform", "fuse", "normalize", "weigh", "tanh", "fast_tanh",
     "COMPOSITIONS", "sum", "reduce", "ALGORITHMS", "fit", "predict", "LinearAssociation",
     "GdOptions", "GdMethod", "GdPreconditioner", "GdFormulation", "GdInit", "FitStatus", "StopRule", "FitPath",
     "FitReport", "OutputReport", "FitProgress", "has_cuda", "has_half_types", "cuda_device_count",
-    "set_num_threads", "get_num_threads", "threads",
+    "set_num_threads", "get_num_threads", "threads", "cuda_unavailable",
 ]
 
-#: Whether this build has the GPU backend (it was built where nvcc was found).
+#: Whether the GPU backend is here: built (where a working nvcc was found) and
+#: loaded (the CUDA libraries it links are on this machine). When False,
+#: `cuda_unavailable` says why, and CUDA arrays are refused with that reason.
 has_cuda: bool = _core.has_cuda
 #: Whether float16 and bfloat16 are compiled in (they need the CUDA toolkit's headers).
 has_half_types: bool = _core.has_half_types
@@ -57,6 +89,85 @@ cuda_device_count = _core.cuda_device_count
 #: C++'s ``run_to_run`` (cub::DeviceReduce on the GPU, fixed blocks in double
 #: on the CPU); ``"run_to_run"`` is accepted too and is the same algorithm.
 ALGORITHMS = ("deterministic", "cub", "block_atomic", "naive_atomic")
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit returned with an output that did not converge: the message is
+    FitReport.summary(), which says how each output ended and what to try.
+    (fusekit.linear_model's estimators warn with a subclass that is also
+    scikit-learn's ConvergenceWarning.)"""
+
+
+# ------------------------------------------------------------ argument checks
+
+def _run(function: str, call, *args):
+    """call(*args), with the C++ library's ValueError and TypeError in Python's
+    words: prefixed by fusekit.<function> (an exception a Python callback
+    raised passes unchanged)."""
+    try:
+        return call(*args)
+    except (ValueError, TypeError) as e:
+        tb = e.__traceback__
+        text = str(e)
+        if tb is None or tb.tb_next is not None or text.startswith("fusekit."):
+            raise
+        if text.startswith("fusekit::") and ": " in text:
+            text = text.split(": ", 1)[1]
+        raise type(e)(f"fusekit.{function}: {text}") from None
+
+
+def _c_order(f, x, copy: bool):
+    """x, or its copy in C order when it is not C-contiguous (copy=False: x
+    itself, which the call then refuses with the reason)."""
+    return f.contiguous(x) if copy and not f.c_contiguous(x) else x
+
+
+def _output(function: str, name: str, out):
+    """out, checked to be an array fusekit can write."""
+    g = _framework_of(out, function, name)
+    if not g.writable(out):
+        raise ValueError(f"fusekit.{function}: {name} is read-only: pass a writable array, or {name}=None to get a "
+                         "new one")
+    return out
+
+
+#: GdOptions's fields: what a copy and a pickle carry.
+_OPTION_FIELDS = ("learning_rate", "tolerance", "relative_tolerance", "max_iterations", "init", "seed", "method",
+                  "formulation", "preconditioner", "stall_window", "progress", "progress_every",
+                  "refinement_steps", "ridge", "fit_intercept")
+
+
+def _options_from(fields):
+    return GdOptions(**fields)
+
+
+def _options_fields(o):
+    return {name: getattr(o, name) for name in _OPTION_FIELDS}
+
+
+# copy.copy, copy.deepcopy (the progress callback is shared, not copied) and pickle
+GdOptions.__copy__ = lambda self: _options_from(_options_fields(self))
+GdOptions.__deepcopy__ = lambda self, memo: _options_from(_options_fields(self))
+GdOptions.__reduce__ = lambda self: (_options_from, (_options_fields(self),))
+GdOptions.__eq__ = lambda self, other: (isinstance(other, GdOptions)
+                                        and _options_fields(self) == _options_fields(other))
+GdOptions.__hash__ = None
+
+
+_cpp_summary = FitReport.summary
+
+
+def _summary(report) -> str:
+    """FitReport.summary() in Python's names."""
+    return _cpp_summary(report).replace("fusekit::gd_options::recommended()", "fusekit.GdOptions.recommended()")
+
+
+FitReport.summary = _summary
+FitReport.__repr__ = lambda self: f"FitReport({_summary(self)})"
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, bool)
 
 
 # ---------------------------------------------------------------- CPU threads
@@ -103,29 +214,37 @@ def threads(n: int) -> Iterator[None]:
 
 # ----------------------------------------------------------------- elementwise
 
-def hidden_layer(grey, w, out=None, scale: float = 255.0):
+def _layer(function: str, grey, w, out, scale, fused: bool, copy: bool):
+    fg = _framework_of(grey, function, "grey")
+    if _is_scalar(w):  # broadcast, as NumPy does: one array of grey's shape (a write of it)
+        d = fg.dtype(out) if out is not None else (
+            fg.native(w.dtype) if isinstance(w, np.floating) else fg.native("float32"))
+        w = fg.full(grey.shape, w, d, grey)
+    f = _framework_of(w, function, "w")
+    grey, w = _c_order(fg, grey, copy), _c_order(f, w, copy)
+    out = f.empty(w.shape, f.dtype(w), w) if out is None else _output(function, "out", out)
+    _run(function, _core.hidden_layer, grey, w, out, scale, fused, f.stream(w))
+    return out
+
+
+def hidden_layer(grey, w, out=None, scale: float = 255.0, *, copy: bool = True):
     """out = tanh((grey / scale) * w) in one pass (fusekit::hidden_layer).
 
     grey: uint8 or any integer or floating type; w: float32, float64, float16
-    or bfloat16, of grey's shape; out: w's type and shape (allocated in w's
-    framework when None; it may be w itself). Within tanh_float_max_ulp + 1
-    ulp of the exact layer in float32.
+    or bfloat16, of grey's shape, or a scalar (broadcast to grey's shape:
+    out's type when out is given, else a NumPy scalar's own type, else
+    float32); out: w's type and shape (allocated in w's framework when None;
+    it may be w itself). Within tanh_float_max_ulp + 1 ulp of the exact layer
+    in float32.
     """
-    f = _framework_of(w)
-    if out is None:
-        out = f.empty(w.shape, f.dtype(w), w)
-    _core.hidden_layer(grey, w, out, scale, True, f.stream(w))
-    return out
+    return _layer("hidden_layer", grey, w, out, scale, True, copy)
 
 
-def hidden_layer_unfused(grey, w, out=None, scale: float = 255.0):
+def hidden_layer_unfused(grey, w, out=None, scale: float = 255.0, *, copy: bool = True):
     """The same layer as three passes (three kernels on the GPU): the shape the
-    fused layer replaces, for comparison. out must not overlap grey or w."""
-    f = _framework_of(w)
-    if out is None:
-        out = f.empty(w.shape, f.dtype(w), w)
-    _core.hidden_layer(grey, w, out, scale, False, f.stream(w))
-    return out
+    fused layer replaces, for comparison. grey: uint8 (the comparison's case;
+    the package compiles no other); out must not overlap grey or w."""
+    return _layer("hidden_layer_unfused", grey, w, out, scale, False, copy)
 
 
 _NORMALIZE, _WEIGH, _TANH, _FAST_TANH = 1, 2, 4, 8
@@ -217,7 +336,7 @@ COMPOSITIONS = tuple(
     for code in range(1, 16) if code & 12 != 12)
 
 
-def transform(op, x, w=None, out=None, dtype=None):
+def transform(op, x, w=None, out=None, dtype=None, *, copy: bool = True):
     """out = op(x[, w]) in one pass, for a Composition or Stage `op`.
 
     out's type: `dtype`, else w's, else x's when floating, else float32; it
@@ -225,8 +344,13 @@ def transform(op, x, w=None, out=None, dtype=None):
     out's type; weigh's input has out's type.
     """
     op = op if isinstance(op, Composition) else Composition((op,))
-    f = _framework_of(x)
-    if out is None:
+    f = _framework_of(x, "transform", "x")
+    x = _c_order(f, x, copy)
+    if w is not None:
+        w = _c_order(_framework_of(w, "transform", "w"), w, copy)
+    if out is not None:
+        _output("transform", "out", out)
+    else:
         if dtype is not None:
             d = f.native(dtype)
         elif w is not None:
@@ -234,7 +358,7 @@ def transform(op, x, w=None, out=None, dtype=None):
         else:
             d = f.dtype(x) if f.floating(f.dtype(x)) else f.native("float32")
         out = f.empty(x.shape, d, x)
-    _core.transform(op.code, x, w, out, op.scale, f.stream(x))
+    _run("transform", _core.transform, op.code, x, w, out, op.scale, f.stream(x))
     return out
 
 
@@ -243,18 +367,35 @@ def transform(op, x, w=None, out=None, dtype=None):
 _OPS = {"sum": 0, "min": 1, "max": 2}
 
 
-def _reduce(x, op: int, init, algorithm: str, dtype, out):
-    f = _framework_of(x)
+def _whole(function: str, x, axis) -> None:
+    """Refuses an axis other than all of x's."""
+    if axis is None:
+        return
+    n = len(x.shape)
+    try:
+        given = [operator.index(a) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    except TypeError:
+        given = [n]
+    whole = all(-n <= a < n for a in given) and sorted(a % n for a in given) == list(range(n))
+    if not whole:
+        raise ValueError(f"fusekit.{function}: axis is {axis!r}; fusekit reduces all of x (axis=None, or every "
+                         f"axis of its {n}) to one value")
+
+
+def _reduce(function: str, x, op: int, init, algorithm: str, dtype, out, axis, copy: bool):
+    f = _framework_of(x, function, "x")
+    _whole(function, x, axis)
+    x = _c_order(f, x, copy)
     if out is None:
         acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
         out = f.empty((), acc, x)
-        _core.reduce(x, out, op, init, algorithm, f.stream(x))
+        _run(function, _core.reduce, x, out, op, init, algorithm, f.stream(x))
         return f.scalar(out)
-    _core.reduce(x, out, op, init, algorithm, f.stream(x))
+    _run(function, _core.reduce, x, _output(function, "out", out), op, init, algorithm, f.stream(x))
     return out
 
 
-def sum(x, algorithm: str = "deterministic", dtype=None, out=None):
+def sum(x, algorithm: str = "deterministic", dtype=None, out=None, axis=None, *, copy: bool = True):
     """Σ x, by `algorithm` (ALGORITHMS; reduce_api.hpp's table gives each one's
     cost and bound), in the accumulator `dtype`: float32 for float32, float16
     and bfloat16 (or float64 on request), float64 for float64, int64 for
@@ -263,18 +404,20 @@ def sum(x, algorithm: str = "deterministic", dtype=None, out=None):
 
     A NumPy input gives a NumPy scalar; a CuPy or PyTorch input a 0-d array
     of its framework (on the GPU: not synchronized). `out`: one element.
+    axis: None (or every axis): the sum of all of x.
     """
-    return _reduce(x, 0, None, algorithm, dtype, out)
+    return _reduce("sum", x, 0, None, algorithm, dtype, out, axis, copy)
 
 
-def reduce(x, op: str = "sum", init=None, algorithm: str = "deterministic", dtype=None, out=None):
+def reduce(x, op: str = "sum", init=None, algorithm: str = "deterministic", dtype=None, out=None, axis=None, *,
+           copy: bool = True):
     """init ⊕ x[0] ⊕ x[1] ⊕ ... for op "sum", "min" or "max" (IEEE minimum and
     maximum: a NaN gives NaN). init: the result for an empty x (default the
     op's identity). "naive_atomic" and "block_atomic" take "sum", and "min"
     and "max" of integers only (ValueError otherwise, on every backend)."""
     if op not in _OPS:
         raise ValueError(f"fusekit.reduce: op is {op!r}; it must be 'sum', 'min' or 'max'")
-    return _reduce(x, _OPS[op], init, algorithm, dtype, out)
+    return _reduce("reduce", x, _OPS[op], init, algorithm, dtype, out, axis, copy)
 
 
 # --------------------------------------------------------------------- trainer
@@ -283,45 +426,64 @@ def _as_matrix(Y):
     return (Y.reshape(-1, 1), True) if len(Y.shape) == 1 else (Y, False)
 
 
-def fit(X, Y, options: Optional[GdOptions] = None, *, W=None, sample_weight=None, intercept=None
-        ) -> Tuple[Any, FitReport]:
-    """Trains W (N × L) so that X Wᵀ ≈ Y: returns (W, report).
-
-    X: K × L, Y: K × N (or K values: then W has L values), float32 or float64,
-    C-contiguous. options: GdOptions() is the plain loop (fusekit's default);
-    GdOptions.recommended() is conjugate gradients with a Cholesky
-    preconditioner, the one to pick. W: where to write (and, with
-    GdInit.warm_start, where to start). With options.fit_intercept, pass
-    `intercept` (N values) to receive the intercepts, or use LinearAssociation.
-    Only report.outputs[n].status == FitStatus.converged is a success. A fit
-    synchronizes (it returns its report).
-    """
-    f = _framework_of(X)
+def _fit(function: str, X, Y, options, W, sample_weight, intercept, copy: bool, stacklevel: int,
+         warning=ConvergenceWarning):
+    f = _framework_of(X, function, "X")
+    X = _c_order(f, X, copy)
+    Y = _c_order(_framework_of(Y, function, "Y"), Y, copy)
+    if sample_weight is not None:
+        sample_weight = _c_order(_framework_of(sample_weight, function, "sample_weight"), sample_weight, copy)
     Y2, vector = _as_matrix(Y)
-    options = GdOptions() if options is None else options
+    options = GdOptions.recommended() if options is None else options
     if W is None:
         W = f.empty((Y2.shape[1], X.shape[1]) if len(X.shape) == 2 else (1, 1), f.dtype(X), X)
         W2 = W
     else:
+        _output(function, "W", W)
         W2 = W.reshape(1, -1) if len(W.shape) == 1 else W
     if options.fit_intercept and intercept is None:
-        raise ValueError("fusekit.fit: options.fit_intercept writes N intercepts: pass intercept= (an array of "
-                         "Y's columns' count), or use fusekit.LinearAssociation")
-    report = _core.fit(X, Y2, W2, options, sample_weight, intercept, f.stream(X))
+        raise ValueError(f"fusekit.{function}: options.fit_intercept writes N intercepts: pass intercept= (an array "
+                         "of Y's columns' count), or use fusekit.LinearAssociation")
+    if intercept is not None:
+        _output(function, "intercept", intercept)
+    report = _run(function, _core.fit, X, Y2, W2, options, sample_weight, intercept, f.stream(X))
+    if not report.all_converged():
+        warnings.warn(f"fusekit.{function}: {report.summary()}", warning, stacklevel=stacklevel + 1)
     return (W.reshape(-1) if vector and len(W.shape) == 2 else W), report
 
 
-def predict(X, W, intercept=None, out=None):
+def fit(X, Y, options: Optional[GdOptions] = None, *, W=None, sample_weight=None, intercept=None, copy: bool = True
+        ) -> Tuple[Any, FitReport]:
+    """Trains W (N × L) so that X Wᵀ ≈ Y: returns (W, report).
+
+    X: K × L, Y: K × N (or K values: then W has L values), float32 or float64.
+    options: GdOptions.recommended() when None (conjugate gradients with the
+    Cholesky preconditioner: the method for real data); GdOptions() is the
+    seed's plain gradient-descent loop. W: where to write (and, with
+    GdInit.warm_start, where to start). With options.fit_intercept, pass
+    `intercept` (N values) to receive the intercepts, or use LinearAssociation
+    or fusekit.linear_model. Only report.outputs[n].status ==
+    FitStatus.converged is a success; any other end warns (ConvergenceWarning,
+    with report.summary()). A fit synchronizes (it returns its report).
+    """
+    return _fit("fit", X, Y, options, W, sample_weight, intercept, copy, 2)
+
+
+def predict(X, W, intercept=None, out=None, *, copy: bool = True):
     """Y_hat = X Wᵀ (+ intercept): K × N, each sum in l order on every backend.
     W of L values gives K values."""
-    f = _framework_of(X)
+    f = _framework_of(X, "predict", "X")
+    X = _c_order(f, X, copy)
+    W = _c_order(_framework_of(W, "predict", "W"), W, copy)
     vector = len(W.shape) == 1
     W2 = W.reshape(1, -1) if vector else W
     if out is None:
         rows = X.shape[0] if len(X.shape) == 2 else 1
         out = f.empty((rows,) if vector else (rows, W2.shape[0]), f.dtype(X), X)
+    else:
+        _output("predict", "out", out)
     out2 = out.reshape(-1, 1) if len(out.shape) == 1 else out
-    _core.predict(X, W2, intercept, out2, f.stream(X))
+    _run("predict", _core.predict, X, W2, intercept, out2, f.stream(X))
     return out
 
 
@@ -356,7 +518,7 @@ class LinearAssociation:
                 f"{want} {what} (it was built as LinearAssociation({self.inputs}, {self.outputs}))")
 
     def fit(self, X, Y, sample_weight=None) -> "LinearAssociation":
-        f = _framework_of(X)
+        f = _framework_of(X, "LinearAssociation.fit", "X")
         Y2, _ = _as_matrix(Y)
         if len(X.shape) == 2:
             self._expect_columns("fit", "X", X.shape[1], "inputs", "L", self.inputs)
@@ -367,7 +529,7 @@ class LinearAssociation:
         if self.options.init == GdInit.warm_start and self.weights is not None and self.weights.shape == W.shape:
             W[...] = self.weights
         b = f.zeros((n,), dtype, X) if self.options.fit_intercept else None
-        _, self.report = fit(X, Y2, self.options, W=W, sample_weight=sample_weight, intercept=b)
+        _, self.report = _fit("LinearAssociation.fit", X, Y2, self.options, W, sample_weight, b, True, 2)
         self.weights, self.intercepts = W, b
         self.inputs, self.outputs = W.shape[1], W.shape[0]
         return self

@@ -65,6 +65,22 @@ class _NumPy:
     def scalar(out):
         return out[()]  # a NumPy scalar, as np.sum gives
 
+    @staticmethod
+    def c_contiguous(x) -> bool:
+        return x.flags.c_contiguous
+
+    @staticmethod
+    def contiguous(x):
+        return np.ascontiguousarray(x)
+
+    @staticmethod
+    def writable(x) -> bool:
+        return x.flags.writeable
+
+    @staticmethod
+    def full(shape, value, d, like):
+        return np.full(shape, value, d)
+
 
 class _CuPy(_NumPy):
     def __init__(self):
@@ -82,6 +98,18 @@ class _CuPy(_NumPy):
     def stream(self, x) -> int:
         with x.device:
             return self.cupy.cuda.get_current_stream().ptr
+
+    def contiguous(self, x):
+        with x.device:
+            return self.cupy.ascontiguousarray(x)
+
+    @staticmethod
+    def writable(x) -> bool:
+        return True
+
+    def full(self, shape, value, d, like):
+        with like.device:
+            return self.cupy.full(shape, value, d)
 
     @staticmethod
     def scalar(out):
@@ -119,6 +147,21 @@ class _Torch:
         return self.torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else 0
 
     @staticmethod
+    def c_contiguous(x) -> bool:
+        return x.is_contiguous()
+
+    @staticmethod
+    def contiguous(x):
+        return x.contiguous()
+
+    @staticmethod
+    def writable(x) -> bool:
+        return True
+
+    def full(self, shape, value, d, like):
+        return self.torch.full(shape, value, dtype=d, device=like.device)
+
+    @staticmethod
     def scalar(out):
         return out  # a 0-d tensor, as torch.sum gives
 
@@ -126,8 +169,9 @@ class _Torch:
 _known = {np.ndarray: _NumPy()}
 
 
-def framework_of(x):
-    """The framework of array `x`, or TypeError for anything else."""
+def framework_of(x, function: str = "", name: str = ""):
+    """The framework of array `x`, or TypeError for anything else (naming
+    `function` and the argument `name` when given)."""
     f = _known.get(type(x))
     if f is not None:
         return f
@@ -139,7 +183,8 @@ def framework_of(x):
     elif isinstance(x, np.ndarray):
         f = _known[np.ndarray]
     else:
-        raise TypeError(f"fusekit takes NumPy arrays, CuPy arrays and PyTorch tensors, not {type(x).__name__}: "
-                        "convert it first (np.asarray(x))")
+        where = f"fusekit.{function}: {name} is a {type(x).__name__}; " if function else ""
+        raise TypeError(f"{where}fusekit takes NumPy arrays, CuPy arrays and PyTorch tensors, not "
+                        f"{type(x).__name__}: convert it first (np.asarray(x))")
     _known[type(x)] = f
     return f

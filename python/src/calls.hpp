@@ -71,20 +71,23 @@ auto make_composition(S scale) {
 }
 
 /// out = tanh((grey / scale) · w), fused (one pass) or as three passes.
-/// grey: any element type; w and out: one floating-point type.
+/// grey: any element type (uint8 for the three passes, a comparison the
+/// module compiles for the benchmarks' case alone); w and out: one
+/// floating-point type.
 template <class Policy>
 void hidden_layer(const Policy& policy, const view& grey, const view& w, const view& out, double scale, bool fused) {
   expect_type(out, w.type, "out has the type of w");
+  if (!fused) { expect_type(grey, dtype::u8, "the three-pass layer, a comparison, takes uint8 grey"); }
   with_float(w.type, "w", [&](auto wt) {
     using W = typename decltype(wt)::type;
+    if (!fused) {
+      fusekit::hidden_layer_unfused(policy, in_span<std::uint8_t>(grey), in_span<W>(w), out_span<W>(out),
+                                    static_cast<float>(scale));
+      return;
+    }
     with_element(grey.type, "grey", [&](auto gt) {
       using G = typename decltype(gt)::type;
-      if (fused) {
-        fusekit::hidden_layer(policy, in_span<G>(grey), in_span<W>(w), out_span<W>(out), static_cast<float>(scale));
-      } else {
-        fusekit::hidden_layer_unfused(policy, in_span<G>(grey), in_span<W>(w), out_span<W>(out),
-                                      static_cast<float>(scale));
-      }
+      fusekit::hidden_layer(policy, in_span<G>(grey), in_span<W>(w), out_span<W>(out), static_cast<float>(scale));
     });
   });
 }
@@ -284,8 +287,9 @@ void predict(const Policy& policy, const view& X, const view& W, const view* int
 // Explicit instantiations of the calls of one part for one policy: each
 // backend's translation units (cpu_*.cpp, cuda_*.cu) hold one part each, so
 // that they build in parallel.
-#define FUSEKIT_PYTHON_ELEMENTWISE(Policy)                                                                \
-  template void hidden_layer<Policy>(const Policy&, const view&, const view&, const view&, double, bool); \
+#define FUSEKIT_PYTHON_LAYER(Policy) \
+  template void hidden_layer<Policy>(const Policy&, const view&, const view&, const view&, double, bool)
+#define FUSEKIT_PYTHON_TRANSFORM(Policy) \
   template void transform<Policy>(const Policy&, int, const view&, const view*, const view&, double)
 #define FUSEKIT_PYTHON_REDUCE(Policy)                                                             \
   template void reduce<Policy>(const Policy&, const view&, const view&, reduce_op, const scalar*, \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The package's elementwise calls on fusekit::cpu (calls.hpp).
+// The package's hidden layer on fusekit::cpu (calls.hpp).
 #include "calls.hpp"
 
 namespace fusekit_python {
-FUSEKIT_PYTHON_ELEMENTWISE(fusekit::cpu);
+FUSEKIT_PYTHON_LAYER(fusekit::cpu);
 }  // namespace fusekit_python

@@ -159,6 +159,18 @@ class device_scope {
 };
 #endif
 
+/// Why this module has no GPU backend (fusekit.cuda_unavailable): the CPU
+/// module says that the build had none, or fusekit/__init__.py sets why the
+/// GPU module did not load.
+std::string& cuda_unavailable() {
+  static std::string why = FUSEKIT_PYTHON_CUDA
+                               ? std::string()
+                               : std::string(
+                                     "this build of fusekit has no GPU backend (it was built without a working "
+                                     "nvcc): reinstall it with the CUDA toolkit (pip install ./python)");
+  return why;
+}
+
 /// Runs f(policy) without the GIL: fusekit::cpu for host arrays,
 /// fusekit::cuda on the caller's stream for CUDA arrays.
 template <class F>
@@ -173,8 +185,7 @@ decltype(auto) on_policy(const place& p, F&& f) {
   return f(fusekit::cuda{reinterpret_cast<cudaStream_t>(p.stream)});
 #else
   throw std::invalid_argument(p.first + " is on " + where(true, p.device) +
-                              " but this build of fusekit has no GPU backend: reinstall it where nvcc is found "
-                              "(pip install ./python with the CUDA toolkit on PATH)");
+                              " but fusekit's GPU backend is not loaded: " + cuda_unavailable());
 #endif
 }
 
@@ -222,6 +233,25 @@ scalar init_of(const nb::handle& init, dtype acc, reduce_op op) {
 struct py_options : fusekit::gd_options {
   nb::object callback = nb::none();  ///< None when unset: readable, and settable by name
 };
+
+/// GdOptions's references for Python's cycle collector: a progress callback
+/// that refers back to its options (through a closure or a module's globals)
+/// is collected, with no leak at exit.
+int options_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) { return 0; }
+  Py_VISIT(nb::inst_ptr<py_options>(self)->callback.ptr());
+  return 0;
+}
+
+int options_clear(PyObject* self) {
+  nb::inst_ptr<py_options>(self)->callback = nb::none();
+  return 0;
+}
+
+PyType_Slot options_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(options_traverse)},
+                               {Py_tp_clear, reinterpret_cast<void*>(options_clear)},
+                               {0, nullptr}};
 
 /// The options a fit runs with: a progress callback that takes the GIL.
 fusekit::gd_options options_for_fit(const py_options& o) {
@@ -299,7 +329,10 @@ void bind_reports(nb::module_& m) {
       .def_ro("formulation", &fusekit::fit_report::formulation)
       .def_ro("path", &fusekit::fit_report::path)
       .def_ro("method", &fusekit::fit_report::method)
-      .def_ro("preconditioner", &fusekit::fit_report::preconditioner)
+      .def_ro("preconditioner", &fusekit::fit_report::preconditioner, "the preconditioner that ran")
+      .def_prop_ro(
+          "preconditioner_note", [](const fusekit::fit_report& r) { return std::string(r.preconditioner_note); },
+          "why the preconditioner that ran is not the one asked for ('' when it is)")
       .def("all_converged", &fusekit::fit_report::all_converged)
       .def("most_iterations", &fusekit::fit_report::most_iterations)
       .def("summary", &fusekit::fit_report::summary)
@@ -312,7 +345,7 @@ void bind_reports(nb::module_& m) {
                    [](const fusekit::fit_progress& p) {
                      return std::vector<std::int64_t>(std::begin(p.ended), std::end(p.ended));
                    })
-      .def("text", &fusekit::fit_progress::text);
+      .def_prop_ro("text", &fusekit::fit_progress::text, "one line for a log");
 }
 
 /// Sets GdOptions fields by name, or says which name is not one.
@@ -326,7 +359,8 @@ void set_fields(nb::handle self, const nb::kwargs& fields) {
 void bind_options(nb::module_& m) {
   using O = fusekit::gd_options;
   nb::class_<py_options>(m, "GdOptions",
-                         "gd_options: GdOptions(method=GdMethod.conjugate_gradient, ...) or GdOptions.recommended()")
+                         "gd_options: GdOptions(method=GdMethod.conjugate_gradient, ...) or GdOptions.recommended()",
+                         nb::type_slots(options_slots))
       .def(
           "__init__",
           [](nb::pointer_and_handle<py_options> self, const nb::kwargs& fields) {
@@ -344,7 +378,9 @@ void bind_options(nb::module_& m) {
             set_fields(self, fields);
             return self;
           },
-          "fields"_a, "gd_options::recommended(), with the given fields changed")
+          "fields"_a, nb::sig("def recommended(**fields) -> GdOptions"),
+          "Conjugate gradients with the Cholesky preconditioner, relative_tolerance 1e-13 and two refinement\n"
+          "steps (gd_options::recommended()), with the given fields changed: the method for real data.")
       .def_rw("learning_rate", &O::learning_rate, nb::arg().none())
       .def_rw("tolerance", &O::tolerance, nb::arg().none())
       .def_rw("relative_tolerance", &O::relative_tolerance)
@@ -492,7 +528,7 @@ double cpp_call_seconds(const std::string& what, const in_array& a, const in_arr
 }  // namespace
 }  // namespace fusekit_python
 
-NB_MODULE(_core, m) {
+NB_MODULE(FUSEKIT_PYTHON_MODULE, m) {
   using namespace fusekit_python;
   m.doc() = "fusekit's compiled core; use the fusekit package (fusekit/__init__.py)";
   nb::register_exception_translator([](const std::exception_ptr& e, void*) {
@@ -505,6 +541,12 @@ NB_MODULE(_core, m) {
   bind_options(m);
   bind_calls(m);
   m.attr("has_cuda") = FUSEKIT_PYTHON_CUDA != 0;
+  m.def(
+      "cuda_unavailable", [] { return cuda_unavailable(); },
+      "Why this module has no GPU backend ('' where it has one)");
+  m.def(
+      "set_cuda_unavailable", [](const std::string& why) { cuda_unavailable() = why; }, "why"_a,
+      "Says why the GPU module did not load, for the messages of CUDA arrays");
   m.attr("has_half_types") = has_half_types;
   m.def("cpp_call_seconds", &cpp_call_seconds, "what"_a, "a"_a, "b"_a, "out"_a, "repeats"_a,
         "Seconds per call of the C++ function alone (hidden_layer(a, b, out), sum(a) into out, "

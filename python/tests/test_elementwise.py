@@ -197,3 +197,10 @@ def test_the_unfused_layer_is_three_transforms_that_store_in_outs_type(out_type)
         a = fk.transform(fk.normalize(255.0), grey, dtype="float32").astype(np.float64)
         c = fk.transform(fk.tanh(), fk.transform(fk.weigh(), a, w))
     assert np.array_equal(fk.hidden_layer_unfused(grey, w).view(np.uint8), c.view(np.uint8))
+
+
+def test_the_unfused_comparison_takes_uint8_grey_and_says_so():
+    w = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match=r"fusekit\.hidden_layer_unfused: grey is int16 but must be uint8"):
+        fk.hidden_layer_unfused(np.ones(8, np.int16), w)
+    assert np.array_equal(fk.hidden_layer(np.ones(8, np.int16), w), fk.hidden_layer(np.ones(8, np.uint8), w))

@@ -2,6 +2,9 @@
 """fit, predict and LinearAssociation on NumPy arrays, against closed-form
 least squares (np.linalg.lstsq) and the bounds train.hpp documents, on
 friendly and real data (raw units, dependent columns, K < L, weights)."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -138,7 +141,7 @@ def test_float32_fits_converge_under_the_relative_rule():
 
 def test_bad_input_is_rejected_with_fusekits_message():
     X, Y, _ = problem(50, 4, 2)
-    with pytest.raises(ValueError, match="fusekit::fit"):
+    with pytest.raises(ValueError, match="fusekit.fit"):
         fk.fit(X, Y[:40].copy())
     with pytest.raises(ValueError, match="max_iterations"):
         fk.fit(X, Y, fk.GdOptions(max_iterations=0))
@@ -148,8 +151,10 @@ def test_bad_input_is_rejected_with_fusekits_message():
         fk.fit(X.astype(np.float16), Y.astype(np.float16))
     with pytest.raises(TypeError, match="Y has X's type"):
         fk.fit(X, Y.astype(np.float32))
-    with pytest.raises(ValueError, match="np.ascontiguousarray"):
-        fk.fit(np.asfortranarray(X), Y)
+    with pytest.raises(ValueError, match=r"fusekit\.fit: X is not C-contiguous.*np\.ascontiguousarray"):
+        fk.fit(np.asfortranarray(X), Y, copy=False)
+    with pytest.raises(ValueError, match=r"fusekit\.fit: ridge is -1"):  # Python's name, not C++'s
+        fk.fit(X, Y, fk.GdOptions(ridge=-1.0))
     with pytest.raises(ValueError, match="fit_intercept"):
         fk.fit(X, Y, fk.GdOptions(fit_intercept=True))
     with pytest.raises(TypeError, match="no field 'max_iteration'"):
@@ -169,11 +174,35 @@ def test_options_mirror_gd_options():
     assert "conjugate_gradient" in repr(r)
 
 
+def test_options_are_python_objects():
+    seen = []
+    keep = seen.append
+    o = fk.GdOptions(progress=keep, max_iterations=40, progress_every=10)  # every field by keyword
+    assert o.progress is keep and fk.GdOptions().progress is None
+    r = fk.GdOptions.recommended(progress=keep)
+    assert isinstance(r, fk.GdOptions) and r.progress is keep
+    X, Y, _ = problem(80, 6, 1, seed=19)
+    with pytest.warns(fk.ConvergenceWarning):
+        fk.fit(X, Y, o)
+    assert seen and isinstance(seen[0].text, str) and "iterations" in seen[0].text  # a property
+
+
+def test_a_callback_that_refers_to_its_options_leaks_nothing_at_exit():
+    code = ("import numpy as np, fusekit as fk\n"
+            "o = fk.GdOptions.recommended()\n"
+            "o.progress = lambda p: print(o, p.text)   # a cycle: o -> lambda -> module globals -> o\n"
+            "X = np.random.default_rng(0).random((30, 3)); r = fk.fit(X, X[:, :1].copy(), o)\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+    assert "leak" not in out.stderr, out.stderr
+
+
 def test_progress_reports_and_an_exception_stops_the_fit():
     X, Y, _ = problem(300, 20, 2, seed=10)
     seen = []
     o = fk.GdOptions(max_iterations=3000, progress_every=500)
-    o.progress = lambda p: seen.append((p.iteration, p.running, p.text()))
+    o.progress = lambda p: seen.append((p.iteration, p.running, p.text))
     fk.fit(X, Y, o)
     assert [s[0] for s in seen[:2]] == [500, 1000] and "iterations" in seen[0][2]
     assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
@@ -255,10 +284,24 @@ def test_intercepts_are_written_where_asked():
     assert np.allclose(W, [[1, 2, 3]], atol=1e-10) and np.allclose(b, [7.0], atol=1e-10)
 
 
-def test_fit_without_options_is_the_users_plain_loop():
-    X, Y, _ = problem(50, 4, 1, seed=16)
-    _, report = fk.fit(X, Y)
-    assert report.method == fk.GdMethod.plain and report.preconditioner == fk.GdPreconditioner.none
+def test_fit_without_options_is_recommended_and_the_plain_loop_one_argument_away():
+    X, Y, W_true = problem(50, 4, 1, seed=16)
+    W, report = fk.fit(X, Y)
+    assert report.method == fk.GdMethod.conjugate_gradient and report.preconditioner == fk.GdPreconditioner.cholesky
+    assert report.all_converged() and np.linalg.norm(W - W_true) <= 1e-10 * np.linalg.norm(W_true)
+    with pytest.warns(fk.ConvergenceWarning, match="max_iterations"):  # the seed's loop: slow, and says so
+        _, plain = fk.fit(X, Y, fk.GdOptions(max_iterations=50))
+    assert plain.method == fk.GdMethod.plain and plain.preconditioner == fk.GdPreconditioner.none
+
+
+def test_the_report_names_the_preconditioner_that_ran_and_why():
+    X, Y, _ = problem(60, 5, 2, seed=18)
+    _, direct = fk.fit(X, Y, fk.GdOptions.recommended(formulation=fk.GdFormulation.direct))
+    assert direct.preconditioner == fk.GdPreconditioner.jacobi
+    assert "direct formulation" in direct.preconditioner_note and direct.preconditioner_note in direct.summary()
+    _, gram = fk.fit(X, Y)
+    assert gram.preconditioner == fk.GdPreconditioner.cholesky and gram.preconditioner_note == ""
+    assert "::" not in direct.summary() and "::" not in repr(direct)  # Python's names
 
 
 def test_linear_association_warm_starts_from_its_weights():
