@@ -467,7 +467,12 @@ if wants python && has_time python; then
     fi
     pyenv=(env PYTHONPATH="$site" LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
     if ((rc == 0)); then
-      "${pyenv[@]}" python3 -c 'import fusekit; print("fusekit", fusekit.__file__, "has_cuda", fusekit.has_cuda)' >> "$summary" 2>> "$log"
+      # The GPU module must load here: else the package serves the CPU and test_gpu.py would only skip.
+      if ! "${pyenv[@]}" python3 -c 'import fusekit, sys; print("fusekit", fusekit.__file__, "has_cuda",
+fusekit.has_cuda, fusekit.cuda_unavailable); sys.exit(0 if fusekit.has_cuda else 1)' >> "$summary" 2>> "$log"; then
+        say "python: the GPU module did not load (fusekit.cuda_unavailable, in the summary)"
+        py_rc=1
+      fi
       bounded 45 "${pyenv[@]}" python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py > "$tmp/pytest.txt" 2>&1
       rc=$?
       cat "$tmp/pytest.txt" >> "$log"

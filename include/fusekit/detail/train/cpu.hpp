@@ -73,7 +73,8 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
       std::vector<C> const before(weights.view.data_handle(), weights.view.data_handle() + N * L);
       std::vector<output_report> const reported = report.outputs;
       cpu_refine<C>(policy, X, Y, weights.view, o, sys, report.learning_rate, rows_size, parallel, sum, report);
-      keep_refinement_if_better(X, Y, weights.view, before, reported, report, sum);
+      keep_refinement_if_better(X, Y, weights.view, before, reported, report, sum, cpu_thread_count(policy),
+                                cpu_train_parallel_from);
     }
   } catch (...) {  // a progress callback that throws stops the fit with W at the iterate reached, in every T
     weights.write(W);

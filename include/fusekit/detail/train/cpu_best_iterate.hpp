@@ -8,6 +8,7 @@
 /// `keep_refinement_if_better` after a refinement. Over several processes the
 /// residuals are summed by the caller's `sum`, so every process decides alike.
 
+#include <fusekit/detail/core/cpu_parallel.hpp>
 #include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/detail/train/best_iterate.hpp>
 #include <fusekit/detail/train/descent.hpp>
@@ -79,21 +80,42 @@ void keep_best_iterate(matrix<const T> X, matrix<const T> Y, matrix<C> W, std::v
 template <class C, class T, class SumOverProcesses>
 void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W, const std::vector<C>& before,
                                const std::vector<output_report>& reported, fit_report& report,
-                               const SumOverProcesses& sum) {
-  std::int64_t const N = W.extent(0), L = W.extent(1);
+                               const SumOverProcesses& sum, int threads, std::int64_t parallel_from) {
+  std::int64_t const N = W.extent(0), L = W.extent(1), K = X.extent(0);
+  // Each changed output's four sums on this process's rows (rows_residual2
+  // and residual2_rounding of w and of `before`), outputs side by side on the
+  // pool: each sum is the serial one, so the bits do not depend on the
+  // threads; then the sums over the processes, in output order.
+  std::vector<C> terms(static_cast<std::size_t>(4 * N), C(0));
+  std::vector<char> changed(static_cast<std::size_t>(N), 0);
+  for (std::int64_t n = 0; n < N; ++n) {  // W is the same on every process: so is this test
+    changed[static_cast<std::size_t>(n)] =
+        std::equal(W.data_handle() + n * L, W.data_handle() + (n + 1) * L, before.data() + n * L) ? 0 : 1;
+  }
+  cpu_for_chunks(threads, cpu_split(N, 1), 4 * N * K * L, parallel_from,
+                 [&](std::int64_t, std::int64_t first, std::int64_t last) {
+                   for (std::int64_t n = first; n < last; ++n) {
+                     if (changed[static_cast<std::size_t>(n)] == 0) { continue; }
+                     const C* const w = W.data_handle() + n * L;
+                     const C* const b = before.data() + n * L;
+                     C* const t = terms.data() + 4 * n;
+                     t[0] = rows_residual2(X, Y, n, w);
+                     t[1] = rows_residual2(X, Y, n, b);
+                     t[2] = residual2_rounding(X, Y, n, w);
+                     t[3] = residual2_rounding(X, Y, n, b);
+                   }
+                 });
   for (std::int64_t n = 0; n < N; ++n) {
-    C* const w = W.data_handle() + n * L;
-    const C* const b = before.data() + n * L;
-    if (std::equal(w, w + L, b)) { continue; }  // W is the same on every process: so is this test
-    C r2[5] = {rows_residual2(X, Y, n, static_cast<const C*>(w)), rows_residual2(X, Y, n, b),
-               residual2_rounding(X, Y, n, static_cast<const C*>(w)), residual2_rounding(X, Y, n, b),
-               static_cast<C>(X.extent(0))};
+    if (changed[static_cast<std::size_t>(n)] == 0) { continue; }
+    const C* const t = terms.data() + 4 * n;
+    C r2[5] = {t[0], t[1], t[2], t[3], static_cast<C>(K)};
     sum(r2, 5);
     // Worse by more than the residuals' own rounding (large opposite weights
     // on dependent columns make that far larger than the band): the refined
     // w loses. Within it the refined w, the more accurate one, wins.
     if (!refinement_wins(r2[0], r2[1], r2[2], r2[3], static_cast<double>(r2[4]), L)) {
-      std::copy(b, b + L, w);
+      const C* const b = before.data() + n * L;
+      std::copy(b, b + L, W.data_handle() + n * L);
       report.outputs[static_cast<std::size_t>(n)] = reported[static_cast<std::size_t>(n)];
     }
   }
