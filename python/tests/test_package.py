@@ -81,4 +81,4 @@ def test_the_packages_license_and_version_are_the_projects():
     with open(os.path.join(root, "LICENSE")) as a, open(os.path.join(root, "python", "LICENSE")) as b:
         assert a.read() == b.read()  # the sdist's copy
     cmake = open(os.path.join(root, "CMakeLists.txt")).read()
-    assert re.search(r"VERSION (\S+)", cmake).group(1) == fk.__version__
+    assert re.search(r"project\(fusekit\s+VERSION (\S+)", cmake).group(1) == fk.__version__
