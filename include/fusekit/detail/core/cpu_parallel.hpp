@@ -214,6 +214,25 @@ auto isa_dispatch_vectors(const F& f) {
   return f(std::integral_constant<int, 16>{});
 }
 
+/// f(vector_bytes) with isa_dispatch_same_bits' code: compiled for AVX2
+/// without FMA with vector_bytes 32 when this CPU has AVX2+FMA, else on the
+/// baseline with the baseline's width (32 bytes where it has AVX, else 16):
+/// code in host vectors of doubles takes its width from it, the same lanes
+/// of the same operations either way.
+template <class F>
+auto isa_dispatch_same_bits_vectors(const F& f) {
+#if FUSEKIT_CPU_DISPATCH
+  if (cpu_has_avx2_fma()) {
+    return call_avx2_without_fma([&]() FUSEKIT_LAMBDA_INLINE { return f(std::integral_constant<int, 32>{}); });
+  }
+#endif
+#if defined(__AVX__)
+  return f(std::integral_constant<int, 32>{});
+#else
+  return f(std::integral_constant<int, 16>{});
+#endif
+}
+
 /// op called through a noexcept operator(): an exception from the caller's op
 /// calls std::terminate wherever the op runs: on the calling thread, in an
 /// helper thread or in a SIMD loop. One

@@ -54,6 +54,22 @@ struct simd_vector {
 // Vectors pass by reference only: a 32-byte vector by value in a function not
 // compiled for AVX changes the ABI (and gcc says so, -Wpsabi).
 
+/// v = Bytes / 8 values from p, converted to double (a vector of doubles).
+template <int Bytes, class T>
+FUSEKIT_FORCEINLINE void load_doubles(const T* p, typename simd_vector<double, Bytes>::type& v) {
+  if constexpr (std::is_same_v<T, double>) {
+    v = *reinterpret_cast<const typename simd_vector<double, Bytes>::unaligned*>(p);
+  } else {
+    for (int i = 0; i < Bytes / 8; ++i) { v[i] = static_cast<double>(p[i]); }
+  }
+}
+
+/// p[0 .. Bytes / 8) = v.
+template <int Bytes>
+FUSEKIT_FORCEINLINE void store_doubles(double* p, const typename simd_vector<double, Bytes>::type& v) {
+  *reinterpret_cast<typename simd_vector<double, Bytes>::unaligned*>(p) = v;
+}
+
 /// `v` through an empty asm, in a vector register: the optimizer cannot see
 /// through it, so an operation on it is the one written, alone. Clang checks
 /// an asm operand's size against the ISA of the function that holds the asm

@@ -68,7 +68,7 @@ fit_report cpu_fit_checked(const cpu& policy, matrix<const T> X, matrix<const T>
     std::vector<candidates<C>> kept;
     cpu_descend<C>(policy, weights.view, o, p, cpu_all_output_terms(sys, p, Y, sum), rows_size, parallel,
                    cpu_iterate_of<C>(sys, p, X, Y, sum), report, &kept);
-    keep_best_iterate(X, Y, weights.view, kept, report, sum);
+    keep_best_iterate(X, Y, weights.view, kept, report, sum, cpu_thread_count(policy), cpu_train_parallel_from);
     if (o.refinement_steps > 0 && sys.gram) {
       std::vector<C> const before(weights.view.data_handle(), weights.view.data_handle() + N * L);
       std::vector<output_report> const reported = report.outputs;

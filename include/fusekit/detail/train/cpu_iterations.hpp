@@ -179,9 +179,10 @@ std::vector<output_terms> cpu_all_output_terms(const cpu_system<C>& sys, const d
   auto const m = sys.scaling(p, L);
   serial_team const team;
   std::vector<output_terms> terms;
-  if (sys.gram) {
+  if (sys.gram) {  // A's norm once: gram_terms' value for every output
+    double const operator_norm = gram_operator_norm(team, L, element_of<C>{sys.A.data()}, m);
     for (std::int64_t n = 0; n < N; ++n) {
-      terms.push_back(gram_terms(team, L, element_of<C>{sys.A.data()}, element_of<C>{sys.B.data() + n * L}, m));
+      terms.push_back(gram_terms_with(team, L, operator_norm, element_of<C>{sys.B.data() + n * L}, m));
     }
     return terms;
   }

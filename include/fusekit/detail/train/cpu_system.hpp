@@ -12,6 +12,7 @@
 #include <fusekit/detail/train/descent.hpp>
 #include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/train/power_iteration.hpp>
+#include <fusekit/detail/team/cpu_simd.hpp>
 #include <fusekit/detail/team/cpu_team.hpp>
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/cholesky.hpp>
@@ -51,10 +52,66 @@ inline std::int64_t cpu_train_row_grain(std::int64_t row_work) {
 /// while every row of A passes over them).
 inline constexpr std::int64_t gram_rows_per_block = 64;
 
+/// Rows of A and B a pass of cpu_gram forms side by side (their weights are
+/// broadcast, X's columns loaded once for all of them).
+inline constexpr int gram_tile_rows = 4;
+
+/// out_i[j] += w_i[k − k0]·x_kj for the R rows i of a tile, k from k0 to k1 in
+/// order, j from `from` to L: each entry's additions in k order, one rounded
+/// product and one rounded sum each (the code around it has no FMA), so the
+/// bits of the one-row loop. In host vectors of `Bytes` (0: none) over 8
+/// columns, then 4, the entries in registers across the rows of X; the last
+/// columns one at a time.
+template <int R, int Bytes, class C, class T>
+FUSEKIT_FORCEINLINE void gram_tile(const T* x, std::int64_t L, std::int64_t k0, std::int64_t k1, std::int64_t from,
+                                   const C (*w)[gram_rows_per_block], C* const* out) {
+  std::int64_t j = from;
+#if FUSEKIT_SIMD_VECTORS
+  if constexpr (Bytes > 0 && std::is_same_v<C, double>) {
+    using V = typename simd_vector<double, Bytes>::type;
+    constexpr int lanes = Bytes / 8;
+    // Columns j .. j + Width: Width / lanes vectors a row of the tile.
+    auto const columns = [&](auto width) FUSEKIT_LAMBDA_INLINE {
+      constexpr int G = decltype(width)::value / lanes;
+      V acc[R][G];
+      for (int i = 0; i < R; ++i) {
+        for (int g = 0; g < G; ++g) { load_doubles<Bytes>(out[i] + j + g * lanes, acc[i][g]); }
+      }
+      for (std::int64_t k = k0; k < k1; ++k) {
+        V xv[G];
+        for (int g = 0; g < G; ++g) { load_doubles<Bytes>(x + k * L + j + g * lanes, xv[g]); }
+        for (int i = 0; i < R; ++i) {
+          double const s = w[i][k - k0];
+          for (int g = 0; g < G; ++g) { acc[i][g] = acc[i][g] + s * xv[g]; }
+        }
+      }
+      for (int i = 0; i < R; ++i) {
+        for (int g = 0; g < G; ++g) { store_doubles<Bytes>(out[i] + j + g * lanes, acc[i][g]); }
+      }
+    };
+    for (; j + 8 <= L; j += 8) { columns(std::integral_constant<int, 8>{}); }
+    if (j + 4 <= L) {
+      columns(std::integral_constant<int, 4>{});
+      j += 4;
+    }
+  }
+#endif
+  // The last columns: rows of X outside, so that the entries' chains of
+  // additions interleave.
+  for (std::int64_t k = k0; k < k1 && j < L; ++k) {
+    const T* const xk = x + k * L;
+    for (int i = 0; i < R; ++i) {
+      C const s = w[i][k - k0];
+      FUSEKIT_SIMD_LOOP
+      for (std::int64_t c = j; c < L; ++c) { out[i][c] = out[i][c] + s * static_cast<C>(xk[c]); }
+    }
+  }
+}
+
 /// A = XᵀX (L × L) and B = YᵀX (N × L, row n is b_n = Xᵀ y_n) in C, every entry
 /// summed over k in order from C(0), whatever the blocking and the thread
 /// count: rows of X are taken `gram_rows_per_block` at a time, a chunk owns
-/// rows of A and B, and within a block each entry adds its terms in k order. The
+/// tiles of gram_tile_rows rows of A and B (gram_tile), and within a block each entry adds its terms in k order. The
 /// upper triangle is summed and mirrored (x_ki·x_kj = x_kj·x_ki exactly).
 /// With A null, B alone (the direct formulation, a refinement's RᵀX).
 template <class C, class T, class U>
@@ -67,45 +124,46 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
   const U* const y = Y.data_handle();
   C* const a = A != nullptr ? A->data() : nullptr;
   C* const bm = B.data();
-  // Rows of A and B in `groups` interleaved groups, a chunk each (row r in
-  // group (r − first) mod groups): a group streams X once, its rows' entries in k order.
+  // Tiles of rows of A and B in `groups` interleaved groups, a chunk each
+  // (tile t in group t mod groups): a group streams X once, its entries in k order.
   std::int64_t const rows = L + N - first, work = K * L * rows;
-  std::int64_t const groups = work < cpu_train_parallel_from ? 1 : threads < rows ? threads : rows;
+  std::int64_t const tiles = (rows + gram_tile_rows - 1) / gram_tile_rows;
+  std::int64_t const groups = work < cpu_train_parallel_from ? 1 : threads < tiles ? threads : tiles;
   cpu_for_chunks(threads, cpu_chunks{groups, groups}, work, cpu_train_parallel_from,
                  [&](std::int64_t group, std::int64_t, std::int64_t) {
+                   C w[gram_tile_rows][gram_rows_per_block];
+                   C* out[gram_tile_rows];
                    for (std::int64_t k0 = 0; k0 < K; k0 += gram_rows_per_block) {
                      std::int64_t const k1 = k0 + gram_rows_per_block < K ? k0 + gram_rows_per_block : K;
-                     for (std::int64_t r = first + group; r < L + N; r += groups) {
-                       // Rows r < L are A's (from column r on), the rest B's: b_n = Σ_k y_kn x_k.
-                       bool const is_a = r < L;
-                       std::int64_t const from = is_a ? r : 0;
-                       C* const out = is_a ? a + r * L : bm + (r - L) * L;
-                       auto const weight = [&](std::int64_t k) {
-                         return is_a ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
-                       };
-                       isa_dispatch_same_bits([&]() FUSEKIT_LAMBDA_INLINE {
-                         std::int64_t k = k0;
-                         // Four rows per pass over out: the same additions in the same order,
-                         // out[j] kept in a register between them.
-                         for (; k + 4 <= k1; k += 4) {
-                           C const s0 = weight(k), s1 = weight(k + 1), s2 = weight(k + 2), s3 = weight(k + 3);
-                           const T* const x0 = x + k * L;
-                           const T* const x1 = x0 + L;
-                           const T* const x2 = x1 + L;
-                           const T* const x3 = x2 + L;
-                           FUSEKIT_SIMD_LOOP
-                           for (std::int64_t j = from; j < L; ++j) {
-                             C v = out[j] + s0 * static_cast<C>(x0[j]);
-                             v = v + s1 * static_cast<C>(x1[j]);
-                             v = v + s2 * static_cast<C>(x2[j]);
-                             out[j] = v + s3 * static_cast<C>(x3[j]);
-                           }
+                     for (std::int64_t t = group; t < tiles; t += groups) {
+                       // Rows r < L are A's (from column r on; the columns
+                       // before r a row of the tile adds are below the
+                       // diagonal, mirrored over below), the rest B's: b_n = Σ_k y_kn x_k.
+                       std::int64_t const r0 = first + t * gram_tile_rows;
+                       int const R = static_cast<int>(L + N - r0 < gram_tile_rows ? L + N - r0 : gram_tile_rows);
+                       for (int i = 0; i < R; ++i) {
+                         std::int64_t const r = r0 + i;
+                         out[i] = r < L ? a + r * L : bm + (r - L) * L;
+                         for (std::int64_t k = k0; k < k1; ++k) {
+                           w[i][k - k0] = r < L ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
                          }
-                         for (; k < k1; ++k) {
-                           C const sk = weight(k);
-                           const T* const xk = x + k * L;
-                           FUSEKIT_SIMD_LOOP
-                           for (std::int64_t j = from; j < L; ++j) { out[j] = out[j] + sk * static_cast<C>(xk[j]); }
+                       }
+                       std::int64_t const from = r0 + R <= L ? r0 : 0;  // a row of B: every column
+                       isa_dispatch_same_bits_vectors([&](auto bytes) FUSEKIT_LAMBDA_INLINE {
+                         constexpr int B = decltype(bytes)::value;
+                         switch (R) {
+                           case 1:
+                             gram_tile<1, B>(x, L, k0, k1, from, w, out);
+                             break;
+                           case 2:
+                             gram_tile<2, B>(x, L, k0, k1, from, w, out);
+                             break;
+                           case 3:
+                             gram_tile<3, B>(x, L, k0, k1, from, w, out);
+                             break;
+                           default:
+                             gram_tile<gram_tile_rows, B>(x, L, k0, k1, from, w, out);
+                             break;
                          }
                        });
                      }

@@ -199,22 +199,42 @@ struct descent_state {
   }
 };
 
-/// The terms of the Gram formulation from A (L × L) and b_n (element fns):
-/// ‖b‖_D², ‖D^-½ A D^-½‖_F and β = ‖b‖_D, in double.
-template <class Team, class A, class B, class S>
-FUSEKIT_HD output_terms gram_terms(const Team& team, std::int64_t L, const A& a, const B& b, const S& scaling) {
-  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
-  output_terms t;
-  t.rhs_norm2 = team.template sum<double>(L, [&](std::int64_t i) {
+/// ‖b‖_D² of b_n (an element fn), in double.
+template <class Team, class B, class S>
+FUSEKIT_HD double scaled_rhs_norm2(const Team& team, std::int64_t L, const B& b, const S& scaling) {
+  return team.template sum<double>(L, [&](std::int64_t i) {
     double const v = static_cast<double>(b(i));
     return static_cast<double>(scaling.inverse(i)) * v * v;
   });
-  t.rhs_scale = ::sqrt(t.rhs_norm2);
-  t.operator_norm = ::sqrt(team.template sum<double>(L * L, [&](std::int64_t e) {
+}
+
+/// ‖D^-½ A D^-½‖_F of A (L × L, an element fn), in double: the same for
+/// every output (the CPU takes it once per fit, gram_terms with it).
+template <class Team, class A, class S>
+FUSEKIT_HD double gram_operator_norm(const Team& team, std::int64_t L, const A& a, const S& scaling) {
+  return ::sqrt(team.template sum<double>(L * L, [&](std::int64_t e) {
     double const v = static_cast<double>(a(e));
     return v * v * static_cast<double>(scaling.inverse(e / L)) * static_cast<double>(scaling.inverse(e % L));
   }));
+}
+
+/// The terms of the Gram formulation from b_n (an element fn) and A's
+/// gram_operator_norm: ‖b‖_D², ‖D^-½ A D^-½‖_F and β = ‖b‖_D, in double.
+template <class Team, class B, class S>
+FUSEKIT_HD output_terms gram_terms_with(const Team& team, std::int64_t L, double operator_norm, const B& b,
+                                        const S& scaling) {
+  output_terms t;
+  t.rhs_norm2 = scaled_rhs_norm2(team, L, b, scaling);
+  t.rhs_scale = ::sqrt(t.rhs_norm2);
+  t.operator_norm = operator_norm;
   return t;
+}
+
+/// The same from A (L × L) and b_n (element fns).
+template <class Team, class A, class B, class S>
+FUSEKIT_HD output_terms gram_terms(const Team& team, std::int64_t L, const A& a, const B& b, const S& scaling) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
+  return gram_terms_with(team, L, gram_operator_norm(team, L, a, scaling), b, scaling);
 }
 
 /// The direct formulation's terms: ‖b‖_D² from b_n, ‖D^-½ XᵀX D^-½‖ bounded by
@@ -224,10 +244,7 @@ template <class Team, class B, class S>
 FUSEKIT_HD output_terms direct_terms(const Team& team, std::int64_t L, const B& b, const S& scaling, double y2) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   output_terms t;
-  t.rhs_norm2 = team.template sum<double>(L, [&](std::int64_t i) {
-    double const v = static_cast<double>(b(i));
-    return static_cast<double>(scaling.inverse(i)) * v * v;
-  });
+  t.rhs_norm2 = scaled_rhs_norm2(team, L, b, scaling);
   t.operator_norm = team.template sum<double>(L, [&](std::int64_t i) { return scaling.d(i) > 0 ? 1.0 : 0.0; });
   t.rhs_scale = ::sqrt(t.operator_norm) * ::sqrt(y2);
   return t;

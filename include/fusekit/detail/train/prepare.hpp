@@ -107,6 +107,30 @@ exact_binary exact_bits(T v) {
   return b;
 }
 
+/// v·2^e, std::ldexp's bits: from v's bits (a subnormal's fraction shifted up
+/// first; integer operations, so also under -ffast-math, where std::ldexp
+/// reads a subnormal v as 0) wherever the result is normal, ±inf past
+/// double's range, std::ldexp below its normal range. A call per entry of the
+/// prepared copy cost more than the fit.
+inline double ldexp_exact(double v, int e) {
+  std::uint64_t const u = bit_cast<std::uint64_t>(v);
+  std::uint64_t const sign = u & (1ull << 63), fraction = u & ((1ull << 52) - 1);
+  int const field = static_cast<int>((u >> 52) & 0x7ffu);
+  if ((u << 1) == 0 || e == 0 || field == 0x7ff) { return v; }
+  // The leading bit's exponent (biased) and the 52 bits below it.
+  int lead = field;
+  std::uint64_t below = fraction;
+  if (field == 0) {  // subnormal: the leading bit is bit p of the fraction
+    int const p = 63 - __builtin_clzll(fraction);
+    lead = p - 51;  // fraction·2^-1074 = 1.xxx·2^(p − 1074): biased p − 51
+    below = (fraction << (52 - p)) & ((1ull << 52) - 1);
+  }
+  long long const to = static_cast<long long>(lead) + e;
+  if (to >= 0x7ff) { return bit_cast<double>(sign | (0x7ffull << 52)); }  // past double's range: ±inf
+  if (to > 0) { return bit_cast<double>(sign | (static_cast<std::uint64_t>(to) << 52) | below); }
+  return std::ldexp(v, e);
+}
+
 /// Checks the ridge and the sizes of the extras of a fit of K rows (this
 /// process's) and N outputs: every check of the extras that reads no value.
 template <class T>
@@ -344,8 +368,13 @@ prepared_data prepare(matrix<const T> X, matrix<const T> Y, const fit_extras<T>&
     pre[l] = extreme_units(largest) ? -std::ilogb(largest) : 0;
   }
   for (std::int64_t n = 0; n < N; ++n) { pre[L + n] = extreme_units(y_largest[n]) ? -std::ilogb(y_largest[n]) : 0; }
-  auto const x = [&](std::int64_t k, std::int64_t l) { return std::ldexp(static_cast<double>(X(k, l)), pre[l]); };
-  auto const y = [&](std::int64_t k, std::int64_t n) { return std::ldexp(static_cast<double>(Y(k, n)), pre[L + n]); };
+  bool const given_scaled = std::any_of(pre.begin(), pre.end(), [](int e) { return e != 0; });
+  auto const x = [&](std::int64_t k, std::int64_t l) {
+    return given_scaled ? ldexp_exact(static_cast<double>(X(k, l)), pre[l]) : static_cast<double>(X(k, l));
+  };
+  auto const y = [&](std::int64_t k, std::int64_t n) {
+    return given_scaled ? ldexp_exact(static_cast<double>(Y(k, n)), pre[L + n]) : static_cast<double>(Y(k, n));
+  };
   prepared_data d;
   std::vector<double> x_mean(static_cast<std::size_t>(L), 0.0), y_mean(static_cast<std::size_t>(N), 0.0);
   if (o.fit_intercept) {
@@ -374,12 +403,12 @@ prepared_data prepare(matrix<const T> X, matrix<const T> Y, const fit_extras<T>&
     for (std::int64_t l = 0; l < L; ++l) {
       double const v = r * (x(k, l) - x_mean[l]);
       d.X[k * L + l] = v;
-      largest[l] = std::fmax(largest[l], std::fabs(v));
+      largest[l] = std::fabs(v) > largest[l] ? std::fabs(v) : largest[l];  // fmax, inline: v is not NaN
     }
     for (std::int64_t n = 0; n < N; ++n) {
       double const v = r * (y(k, n) - y_mean[n]);
       d.Y[k * N + n] = v;
-      largest[L + n] = std::fmax(largest[L + n], std::fabs(v));
+      largest[L + n] = std::fabs(v) > largest[L + n] ? std::fabs(v) : largest[L + n];  // fmax, inline: v is not NaN
     }
   }
   max(largest.data(), L + N);
@@ -400,10 +429,13 @@ prepared_data prepare(matrix<const T> X, matrix<const T> Y, const fit_extras<T>&
   d.zero_design = std::all_of(lead.begin(), lead.end(), [](int v) { return v == INT_MIN; });
   d.output_exponent = output_exponents(outputs);
   d.unjudged = lift_small_right_hand_sides(data, d.exponent, outputs, d.output_exponent);
-  for (std::int64_t k = 0; k < K; ++k) {
-    for (std::int64_t l = 0; l < L; ++l) { d.X[k * L + l] = std::ldexp(d.X[k * L + l], d.exponent[l] - pre[l]); }
+  bool rescaled = false;  // by a power of two other than 1
+  for (std::int64_t l = 0; l < L; ++l) { rescaled = rescaled || d.exponent[l] != pre[l]; }
+  for (std::int64_t n = 0; n < N; ++n) { rescaled = rescaled || d.output_exponent[n] != pre[L + n]; }
+  for (std::int64_t k = 0; k < K && rescaled; ++k) {
+    for (std::int64_t l = 0; l < L; ++l) { d.X[k * L + l] = ldexp_exact(d.X[k * L + l], d.exponent[l] - pre[l]); }
     for (std::int64_t n = 0; n < N; ++n) {
-      d.Y[k * N + n] = std::ldexp(d.Y[k * N + n], d.output_exponent[n] - pre[L + n]);
+      d.Y[k * N + n] = ldexp_exact(d.Y[k * N + n], d.output_exponent[n] - pre[L + n]);
     }
   }
   for (std::int64_t l = 0; l < extra; ++l) { d.X[(K + l) * L + l] = ridge.entry(d.exponent[l]); }
