@@ -63,6 +63,27 @@ def test_ridge_is_the_closed_form_to_1e_10(alpha, intercept, weighted):
     assert np.abs(Y_hat - (X @ W.T + b)).max() <= 1e-9 * np.abs(Y).max()
 
 
+@pytest.mark.parametrize("scale", [1e-310, 1e-200, 1e200, 1e300])
+def test_extreme_weights_count_by_their_ratios(scale):
+    """A weight counts as that many copies of its row: weights scaled by a
+    subnormal or a huge common factor give the fit of the same weights at
+    scale 1 with the ridge scaled alike (α·scale against Σ s_k r_k²), also
+    with zero weights among them; LinearRegression has no ridge to scale."""
+    X, Y = data(raw=True, seed=9)
+    s = np.random.default_rng(6).uniform(0.5, 2.0, len(X))
+    s[::7] = 0.0
+    W, b = closed_form(X, Y, 0.0, s, True)
+    model = LinearRegression().fit(X, Y, sample_weight=s * scale)
+    assert model.report_.all_converged()
+    assert np.linalg.norm(model.coef_ - W) <= 1e-10 * np.linalg.norm(W)
+    assert np.abs(model.intercept_ - b).max() <= 1e-10 * max(1.0, np.abs(b).max())
+    alpha = 3.0
+    W, b = closed_form(X, Y, alpha, s, True)
+    model = Ridge(alpha=alpha * scale).fit(X, Y, sample_weight=s * scale)
+    assert np.linalg.norm(model.coef_ - W) <= 1e-10 * np.linalg.norm(W)
+    assert np.abs(model.intercept_ - b).max() <= 1e-10 * max(1.0, np.abs(b).max())
+
+
 def test_a_1d_y_gives_1d_coef_and_a_float_intercept_as_scikit_learn_does():
     X, Y = data(N=1)
     y = Y[:, 0]
