@@ -47,8 +47,8 @@ C residual2_rounding(matrix<const T> X, matrix<const U> Y, std::int64_t n, const
   return s * static_cast<C>(residual2_rounding_factor<C>(L));
 }
 
-/// Candidates a pass of residual_terms takes side by side: one vector
-/// register each of r and of its rounding's sum per 4 doubles.
+/// Candidates a pass of residual_terms takes side by side: a row's r and
+/// |y| + Σ|x w| in two AVX2 vectors each (four SSE2 ones).
 inline constexpr std::int64_t residual_group = 8;
 
 /// M candidate w's, each on one output, whose residuals residual_terms takes
