@@ -276,14 +276,14 @@ void keep_refinement_if_better(matrix<const T> X, matrix<const T> Y, matrix<C> W
     }
   }
   set.lay_out();
-  std::vector<C> r2(static_cast<std::size_t>(set.columns), C(0)), rounding(r2.size(), C(0)),
+  std::vector<C> residual(static_cast<std::size_t>(set.columns), C(0)), rounding(residual.size(), C(0)),
       terms(static_cast<std::size_t>(4 * N), C(0));
-  residual_terms(threads, parallel_from, X, Y, set, r2.data(), rounding.data());
+  residual_terms(threads, parallel_from, X, Y, set, residual.data(), rounding.data());
   for (std::int64_t n = 0, m = 0; n < N; ++n) {
     if (changed[static_cast<std::size_t>(n)] == 0) { continue; }
     C* const t = terms.data() + 4 * n;
-    t[0] = r2[m];
-    t[1] = r2[m + 1];
+    t[0] = residual[m];
+    t[1] = residual[m + 1];
     t[2] = rounding[m];
     t[3] = rounding[m + 1];
     m += 2;

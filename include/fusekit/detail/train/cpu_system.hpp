@@ -150,19 +150,19 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
                        }
                        std::int64_t const from = r0 + R <= L ? r0 : 0;  // a row of B: every column
                        isa_dispatch_same_bits_vectors([&](auto bytes) FUSEKIT_LAMBDA_INLINE {
-                         constexpr int B = decltype(bytes)::value;
+                         constexpr int width = decltype(bytes)::value;
                          switch (R) {
                            case 1:
-                             gram_tile<1, B>(x, L, k0, k1, from, w, out);
+                             gram_tile<1, width>(x, L, k0, k1, from, w, out);
                              break;
                            case 2:
-                             gram_tile<2, B>(x, L, k0, k1, from, w, out);
+                             gram_tile<2, width>(x, L, k0, k1, from, w, out);
                              break;
                            case 3:
-                             gram_tile<3, B>(x, L, k0, k1, from, w, out);
+                             gram_tile<3, width>(x, L, k0, k1, from, w, out);
                              break;
                            default:
-                             gram_tile<gram_tile_rows, B>(x, L, k0, k1, from, w, out);
+                             gram_tile<gram_tile_rows, width>(x, L, k0, k1, from, w, out);
                              break;
                          }
                        });

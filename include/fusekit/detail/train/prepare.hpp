@@ -368,7 +368,7 @@ prepared_data prepare(matrix<const T> X, matrix<const T> Y, const fit_extras<T>&
     pre[l] = extreme_units(largest) ? -std::ilogb(largest) : 0;
   }
   for (std::int64_t n = 0; n < N; ++n) { pre[L + n] = extreme_units(y_largest[n]) ? -std::ilogb(y_largest[n]) : 0; }
-  bool const given_scaled = std::any_of(pre.begin(), pre.end(), [](int e) { return e != 0; });
+  bool const given_scaled = std::any_of(pre.begin(), pre.end(), [](int shift) { return shift != 0; });
   auto const x = [&](std::int64_t k, std::int64_t l) {
     return given_scaled ? ldexp_exact(static_cast<double>(X(k, l)), pre[l]) : static_cast<double>(X(k, l));
   };
