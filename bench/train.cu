@@ -227,7 +227,7 @@ void BM_gpu_fit(benchmark::State& state, std::int64_t K, std::int64_t L, std::in
   for (auto _ : state) {
     fusekit::bench::host_timer const timer(seconds);  // fit synchronizes: wall time is GPU time plus launch
     r = fusekit::detail::cuda_fit(fusekit::cuda{}, cmatrix<T>(d.X.data(), K, L), cmatrix<T>(d.Y.data(), K, N),
-                                  fusekit::matrix<T>(d.W.data(), N, L), options<T>(m, f, fixed), {},
+                                  fusekit::matrix<T>(d.W.data(), N, L), options<T>(m, f, fixed),
                                   fusekit::detail::fixed_path{single_launch});
   }
   report(state, r, seconds);

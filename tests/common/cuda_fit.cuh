@@ -34,7 +34,7 @@ fusekit::fit_report gpu_fit(const problem<T>& p, std::vector<T>& W, const fuseki
   fusekit::matrix<T> const Wd(dW.data(), p.N, p.L);
   auto const r =
       path == 0 ? fusekit::detail::cuda_fit(fusekit::cuda{}, Xd, Yd, Wd, o)
-                : fusekit::detail::cuda_fit(fusekit::cuda{}, Xd, Yd, Wd, o, {}, fusekit::detail::fixed_path{path == 1});
+                : fusekit::detail::cuda_fit(fusekit::cuda{}, Xd, Yd, Wd, o, fusekit::detail::fixed_path{path == 1});
   W = dW.to_host();
   return r;
 }

@@ -157,7 +157,7 @@ TEST(CudaResources, EveryTemporaryComesFromThePolicysResource) {
   int const before_cublas = pool.allocations;
   auto const direct =
       fusekit::detail::cuda_fit(policy, cmatrix<float>(X.data(), p.K, p.L), cmatrix<float>(Y.data(), p.K, p.N),
-                                fusekit::matrix<float>(W.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
+                                fusekit::matrix<float>(W.data(), p.N, p.L), o, fusekit::detail::fixed_path{false});
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   expect_default_pool_untouched(true, "the cuBLAS fit");
   // fusekit's side of the cuBLAS path: its temporaries and cuBLAS's workspace from the policy's resource.
@@ -191,7 +191,7 @@ TEST(CudaResources, TuningFromThePolicyChangesLaunchesNotResults) {
   device_buffer<double> X(p.X), Y(p.Y), dW(static_cast<std::size_t>(p.N * p.L));
   auto const r1 = fusekit::detail::cuda_fit(
       fusekit::cuda{}.with(t), cmatrix<double>(X.data(), p.K, p.L), cmatrix<double>(Y.data(), p.K, p.N),
-      fusekit::matrix<double>(dW.data(), p.N, p.L), o, {}, fusekit::detail::fixed_path{false});
+      fusekit::matrix<double>(dW.data(), p.N, p.L), o, fusekit::detail::fixed_path{false});
   W_tuned = dW.to_host();
   ASSERT_EQ(r0.outputs.size(), r1.outputs.size());
   for (std::size_t n = 0; n < r0.outputs.size(); ++n) {
@@ -249,6 +249,47 @@ TEST(CudaResources, WorkspaceOverloadsAllocateNothing) {
   EXPECT_EQ(W.to_host(), W_plain);
 }
 
+// The workspace form runs the same algorithm as the allocating fit: ridge, an
+// intercept, sample weights and a column in extreme units (rescaled) give the
+// same W and b, bit for bit, with nothing allocated through the policy.
+TEST(CudaResources, WorkspaceFitTakesExtrasAndRescalesAsTheAllocatingFit) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  auto p = make_problem<double>(400, 12, 3, 21);
+  for (std::int64_t k = 0; k < p.K; ++k) { p.X[static_cast<std::size_t>(k * p.L + 5)] *= 1e-80; }  // extreme units
+  std::vector<double> weights(static_cast<std::size_t>(p.K));
+  for (std::size_t k = 0; k < weights.size(); ++k) { weights[k] = static_cast<double>(1 + k % 7); }
+  for (int kind = 0; kind < 2; ++kind) {  // 0: ridge, intercept and weights; 1: only the extreme column
+    gd_options o = gd_options::recommended();
+    o.ridge = kind == 0 ? 0.25 : 0.0;
+    o.fit_intercept = kind == 0;
+    device_buffer<double> X(p.X), Y(p.Y), w(weights), W0(static_cast<std::size_t>(p.N * p.L)),
+        W1(static_cast<std::size_t>(p.N * p.L)), b0(static_cast<std::size_t>(p.N)), b1(static_cast<std::size_t>(p.N));
+    ::cuda::std::span<const double> const s =
+        kind == 0 ? ::cuda::std::span<const double>(w.data(), weights.size()) : ::cuda::std::span<const double>();
+    cmatrix<double> const Xv(X.data(), p.K, p.L), Yv(Y.data(), p.K, p.N);
+    auto const allocating =
+        fusekit::fit(fusekit::cuda{}, Xv, Yv, fusekit::matrix<double>(W0.data(), p.N, p.L), o,
+                     fusekit::fit_extras<double>{s, ::cuda::std::span<double>(b0.data(), b0.size())});
+    std::size_t const bytes = fusekit::fit_workspace_bytes<double>(p.K, p.L, p.N, o);
+    device_buffer<std::byte> ws(bytes);
+    counting_pool pool;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto const from_workspace =
+        fusekit::fit(fusekit::cuda{nullptr, pool}, Xv, Yv, fusekit::matrix<double>(W1.data(), p.N, p.L), o,
+                     fusekit::fit_extras<double>{s, ::cuda::std::span<double>(b1.data(), b1.size())},
+                     ::cuda::std::span<std::byte>(ws.data(), bytes));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(pool.allocations, 0) << "kind " << kind << ": the workspace fit allocated through the policy";
+    ASSERT_EQ(allocating.outputs.size(), from_workspace.outputs.size());
+    for (std::size_t n = 0; n < allocating.outputs.size(); ++n) {
+      EXPECT_EQ(allocating.outputs[n].status, from_workspace.outputs[n].status) << "kind " << kind;
+      EXPECT_EQ(allocating.outputs[n].iterations, from_workspace.outputs[n].iterations) << "kind " << kind;
+    }
+    EXPECT_EQ(W0.to_host(), W1.to_host()) << "kind " << kind;
+    EXPECT_EQ(b0.to_host(), b1.to_host()) << "kind " << kind;
+  }
+}
+
 TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
   // No device: the size is arithmetic, and the check runs before any CUDA call.
   gd_options o;
@@ -258,12 +299,32 @@ TEST(CudaResources, FitWorkspaceSizeNeedsNoDeviceAndTooSmallIsRejectedFirst) {
   EXPECT_GE(gram, sizeof(double) * (100 * 100 + 4 * 100 + 2 * 100 + 1));           // A, B, the power iteration
   o.learning_rate = 1e-3;
   EXPECT_LT(fusekit::fit_workspace_bytes<double>(50, 100, 4, o), direct);  // no power iteration, and no A for direct
+  // The prepared copy in double (with a ridge, L more rows) and that fit's A and B in double.
+  std::int64_t const K = 5000, L = 100, N = 4;
+  gd_options ridge = o;
+  ridge.ridge = 0.5;
+  EXPECT_GE(fusekit::fit_workspace_bytes<float>(K, L, N, ridge),
+            sizeof(double) * ((K + L) * (L + N) + N * L + L * L + N * L));
+  EXPECT_GE(fusekit::fit_workspace_bytes<float>(K, L, N, o), sizeof(double) * (K * (L + N) + N * L + L * L + N * L));
+  EXPECT_GT(fusekit::fit_workspace_bytes<float>(K, L, N, ridge), fusekit::fit_workspace_bytes<float>(K, L, N, o));
   alignas(256) static std::byte small[512];
   static std::vector<double> x(5000 * 100, 1.0), y(5000 * 4, 1.0), w(4 * 100);
   try {
     (void)fusekit::fit(fusekit::cuda{}, cmatrix<double>(x.data(), 5000, 100), cmatrix<double>(y.data(), 5000, 4),
                        fusekit::matrix<double>(w.data(), 4, 100), o, ::cuda::std::span<std::byte>(small, sizeof small));
     ADD_FAILURE() << "a 512-byte workspace was accepted";
+  } catch (const fusekit::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace has 512 bytes but needs"), std::string::npos) << e.what();
+  }
+  // With extras too: the workspace is checked before any CUDA call.
+  static std::vector<double> b(4), s(5000, 1.0);
+  try {
+    (void)fusekit::fit(fusekit::cuda{}, cmatrix<double>(x.data(), 5000, 100), cmatrix<double>(y.data(), 5000, 4),
+                       fusekit::matrix<double>(w.data(), 4, 100), ridge,
+                       fusekit::fit_extras<double>{::cuda::std::span<const double>(s.data(), s.size()),
+                                                   ::cuda::std::span<double>(b.data(), b.size())},
+                       ::cuda::std::span<std::byte>(small, sizeof small));
+    ADD_FAILURE() << "a 512-byte workspace was accepted with extras";
   } catch (const fusekit::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("workspace has 512 bytes but needs"), std::string::npos) << e.what();
   }

@@ -101,8 +101,27 @@ struct arena_non_finite_counter {
   }
 };
 
+/// Takes from `arena`, and gives back, the buffers of each path a fit of K
+/// rows in T may take (on device data, whose X a fit may leave A for).
+template <class T>
+void measure_fit_buffers(workspace_arena& arena, std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o,
+                         const tuning& t) {
+  std::size_t const mark = arena.mark();
+  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
+  for (bool single : {false, gram}) {
+    gpu_fit_plan const plan = plan_gpu_fit<T>(K, L, o, true, fixed_path{single});
+    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, plan, !o.learning_rate, t.train.cublas_workspace_bytes,
+                                  K * N);  // the refinement's R, as device_system takes it
+    arena.release(mark);
+  }
+}
+
 /// Bytes of workspace a fit of these sizes and options needs on the GPU,
-/// whichever path it takes, cuBLAS's workspace included (no device is asked).
+/// whichever path it takes, cuBLAS's workspace included (no device is
+/// asked): the checks' counts, then the columns' ranges, then the larger of
+/// the fit of the data as given and the fit of the prepared copy in double
+/// (ridge, an intercept, weights or a column in extreme units:
+/// detail/train/cuda_prepare.cuh), in the order `cuda_workspace_fit` takes them.
 template <class T>
 std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t N, const gd_options& o,
                                     const tuning& t = tuning{}) {
@@ -110,6 +129,9 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
   std::int64_t const counts[] = {checked_elements(f, "X (K x L)", K, L, sizeof(T)),
                                  checked_elements(f, "Y (K x N)", K, N, sizeof(T)),
                                  checked_elements(f, "W (N x L)", N, L, sizeof(T))};
+  std::int64_t const rows = K + (has_ridge(o) ? L : 0);  // the prepared copy's, with the ridge's L rows
+  std::int64_t const copy[] = {checked_elements(f, "the prepared copy of X", rows, L, sizeof(double)),
+                               checked_elements(f, "the prepared copy of Y", rows, N, sizeof(double)), N * L};
   workspace_arena arena = workspace_arena::measure();
   for (std::int64_t values : counts) {  // as arena_non_finite_counter takes them, for X, Y and W
     std::size_t const mark = arena.mark();
@@ -117,14 +139,12 @@ std::size_t fit_workspace_bytes_for(std::int64_t K, std::int64_t L, std::int64_t
     arena.take(tree_temp_bytes<std::int64_t>(values));
     arena.release(mark);
   }
-  // Each path the fit may take (on device data, whose X a fit may leave A for): the largest is the size.
-  bool const gram = resolve_formulation(o.formulation, K, L) == gd_formulation::gram;
-  for (bool single : {false, gram}) {
-    gpu_fit_plan const plan = plan_gpu_fit<T>(K, L, o, true, fixed_path{single});
-    fit_buffers<T> const measured(cuda{}, &arena, K, L, N, plan, !o.learning_rate, t.train.cublas_workspace_bytes,
-                                  K * N);  // the refinement's R, as device_system takes it
-    arena.release(0);
-  }
+  std::int64_t const C = 2 * L + N, slices = K > 0 ? (K + column_range_rows(K, C) - 1) / column_range_rows(K, C) : 0;
+  arena.take(static_cast<std::size_t>(slices * C) * sizeof(double));  // device_column_ranges' partial ranges
+  arena.release(0);
+  measure_fit_buffers<T>(arena, K, L, N, o, t);
+  for (std::int64_t values : copy) { arena.take(static_cast<std::size_t>(values) * sizeof(double)); }
+  measure_fit_buffers<double>(arena, rows, L, N, o, t);
   return arena.bytes_needed();
 }
 
@@ -132,35 +152,49 @@ template <class T, class System, class Path>
 fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                             workspace_arena* from, const System& system, const Path& path);
 
-/// `fit` over device memory (checked: one pointer query each for X, Y and W),
-/// with an optional workspace, on the path `path` chooses.
+/// The plain `fit` over device memory (checked: one pointer query each for
+/// X, Y and W; no extras, no rescaling), on the path `path` chooses: tests
+/// and the benchmark run one path with it.
 template <class T, class Path = automatic_path>
 fit_report cuda_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                    ::cuda::std::span<std::byte> workspace = {}, const Path& path = {}) {
+                    const Path& path = {}) {
   const char* const f = "fusekit::fit";
-  workspace_arena arena(workspace, f);
-  workspace_arena* const from = workspace.data() != nullptr ? &arena : nullptr;
-  if (from != nullptr) {
-    // Sized without asking the device (the check comes before any CUDA call): the
-    // policy's tuning, or the default, which no device's tuning_for exceeds.
-    std::size_t const needed =
-        fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o, policy.tuned ? policy.tune : tuning{});
-    FUSEKIT_EXPECTS(workspace.size() >= needed, std::string(f) + ": workspace has " + std::to_string(workspace.size()) +
-                                                    " bytes but needs " + std::to_string(needed) +
-                                                    " (ask fit_workspace_bytes)");
-    expect_apart(f, {describe("workspace", workspace), describe_matrix(f, "W", W)},
-                 {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y)});
-  }
   check_fit_arguments(X, Y, W, o);
   expect_device_memory(f, "X", X.data_handle());
   expect_device_memory(f, "Y", Y.data_handle());
   expect_device_memory(f, "W", W.data_handle());
-  if (from != nullptr) {
-    check_fit_values(X, Y, W, o, arena_non_finite_counter{policy, &arena});
-  } else {
-    check_fit_values(X, Y, W, o, non_finite_counter<cuda>{policy});
-  }
-  return cuda_fit_checked(policy, X, Y, W, o, from, device_system<T>{X, Y, policy.stream}, path);
+  check_fit_values(X, Y, W, o, non_finite_counter<cuda>{policy});
+  return cuda_fit_checked(policy, X, Y, W, o, nullptr, device_system<T>{X, Y, policy.stream}, path);
+}
+
+/// `fit` on fusekit::cuda with every device temporary from a caller's
+/// workspace, extras and rescaling included (`run_fit`'s algorithm): the
+/// workspace is checked against fit_workspace_bytes_for before any CUDA call.
+template <class T>
+fit_report cuda_workspace_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W,
+                              const gd_options& o, const fit_extras<T>& e, ::cuda::std::span<std::byte> workspace) {
+  const char* const f = "fusekit::fit";
+  check_fit_arguments(X, Y, W, o, false, e);
+  // Sized without asking the device: the policy's tuning, or the default, which no device's tuning_for exceeds.
+  std::size_t const needed =
+      fit_workspace_bytes_for<T>(X.extent(0), X.extent(1), Y.extent(1), o, policy.tuned ? policy.tune : tuning{});
+  FUSEKIT_EXPECTS(workspace.data() != nullptr && workspace.size() >= needed,
+                  std::string(f) + ": workspace has " + std::to_string(workspace.size()) + " bytes but needs " +
+                      std::to_string(needed) + " (ask fit_workspace_bytes)");
+  expect_apart(
+      f, {describe("workspace", workspace), describe_matrix(f, "W", W), describe_values("intercept", e.intercept)},
+      {describe_matrix(f, "X", X), describe_matrix(f, "Y", Y), describe_values("sample_weight", e.sample_weight)});
+  workspace_arena arena(workspace, f);
+  return gpu_fit_with_extras(
+      policy, X, Y, W, o, e,
+      [&] {
+        return cuda_fit_checked(policy, X, Y, W, o, &arena, device_system<T>{X, Y, policy.stream}, automatic_path{});
+      },
+      [&](matrix<const double> Xd, matrix<const double> Yd, matrix<double> Wd, const gd_options& options) {
+        return cuda_fit_checked(policy, Xd, Yd, Wd, options, &arena, device_system<double>{Xd, Yd, policy.stream},
+                                automatic_path{});
+      },
+      arena_non_finite_counter{policy, &arena}, &arena);
 }
 
 /// The fit after its checks, with A and B, and a refinement's B, made by
@@ -275,16 +309,17 @@ fit_report run_fit(fit_tag, const P& policy, matrix<const T> X, matrix<const T> 
     return cuda_fit_checked(static_cast<const cuda&>(policy), Xd, Yd, Wd, options, nullptr,
                             device_system<double>{Xd, Yd, policy.stream}, automatic_path{});
   };
+  non_finite_counter<P> const count{policy};
   if constexpr (std::is_same_v<P, cuda_staged>) {
     return gpu_fit_with_extras(
-        policy, X, Y, W, o, e, [&] { return staged_fit(fit_tag{}, policy, X, Y, W, o); }, prepared);
+        policy, X, Y, W, o, e, [&] { return staged_fit(fit_tag{}, policy, X, Y, W, o); }, prepared, count);
   } else {
     return gpu_fit_with_extras(
         policy, X, Y, W, o, e,
         [&] {
           return cuda_fit_checked(policy, X, Y, W, o, nullptr, device_system<T>{X, Y, policy.stream}, automatic_path{});
         },
-        prepared);
+        prepared, count);
   }
 }
 

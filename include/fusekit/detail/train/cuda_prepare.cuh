@@ -47,20 +47,24 @@ __global__ void column_range_kernel(const T* X, const T* Y, std::int64_t K, std:
   column_range_thread(X, Y, K, L, N, rows, column_blocks, blockIdx.x, threadIdx.x, partial);
 }
 
-/// column_ranges (column_ranges.hpp) of device X and Y, on the policy's stream (synchronizes).
+/// column_ranges (column_ranges.hpp) of device X and Y, on the policy's stream
+/// (synchronizes); the partial ranges from `arena` when one is given, given back after.
 template <class T>
-std::vector<double> device_column_ranges(const cuda& policy, matrix<const T> X, matrix<const T> Y) {
+std::vector<double> device_column_ranges(const cuda& policy, matrix<const T> X, matrix<const T> Y,
+                                         workspace_arena* arena = nullptr) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1), C = 2 * L + N;
   std::int64_t const rows = column_range_rows(K, C), slices = (K + rows - 1) / rows;
   std::int64_t const column_blocks = (C + column_range_threads - 1) / column_range_threads;
   if (slices == 0) { return std::vector<double>(static_cast<std::size_t>(C), -HUGE_VAL); }
-  stream_buffer<double> const partial(policy, slices * C);
+  std::size_t const mark = arena != nullptr ? arena->mark() : 0;
+  stream_buffer<double> const partial(policy, slices * C, arena);
   launch(column_range_kernel<T>, slices * column_blocks, column_range_threads, 0, policy.stream, X.data_handle(),
          Y.data_handle(), K, L, N, rows, column_blocks, partial.get());
   std::vector<double> host(static_cast<std::size_t>(slices * C));
   FUSEKIT_CUDA_TRY(
       cudaMemcpyAsync(host.data(), partial.get(), host.size() * sizeof(double), cudaMemcpyDeviceToHost, policy.stream));
   FUSEKIT_CUDA_TRY(cudaStreamSynchronize(policy.stream));
+  if (arena != nullptr) { arena->release(mark); }
   return merge_column_ranges(host, slices, C);
 }
 
@@ -119,12 +123,14 @@ struct host_extras {
 
 /// The GPU's fit of the prepared copy (host memory, in double): the copy on
 /// the device, the plain fit on it (`fit_on_device(Xd, Yd, Wd, options)`),
-/// and Wp read back, also when the fit throws.
+/// and Wp read back, also when the fit throws. The copy's device buffers come
+/// from `arena` when one is given (a caller's workspace).
 template <class FitOnDevice>
 fit_report fit_prepared_on_device(const cuda& policy, matrix<const double> Xp, matrix<const double> Yp,
-                                  matrix<double> Wp, const gd_options& options, const FitOnDevice& fit_on_device) {
+                                  matrix<double> Wp, const gd_options& options, const FitOnDevice& fit_on_device,
+                                  workspace_arena* arena = nullptr) {
   std::int64_t const rows = Xp.extent(0), L = Xp.extent(1), N = Yp.extent(1);
-  stream_buffer<double> const x(policy, rows * L), y(policy, rows * N), w(policy, N * L);
+  stream_buffer<double> const x(policy, rows * L, arena), y(policy, rows * N, arena), w(policy, N * L, arena);
   copy_from_host(policy, x.get(), Xp.data_handle(), rows * L);
   copy_from_host(policy, y.get(), Yp.data_handle(), rows * N);
   copy_from_host(policy, w.get(), Wp.data_handle(), N * L);
@@ -161,16 +167,16 @@ struct host_rows {
 
 /// The exponents of the preparation (exponents_from_ranges) of X and Y,
 /// device or host memory: the ranges on the device where both are there
-/// (device_column_ranges), else on the host; `max` takes them over the
-/// processes.
+/// (device_column_ranges, its partial ranges from `arena` when one is
+/// given), else on the host; `max` takes them over the processes.
 template <class T, class MaxOverProcesses>
 std::vector<int> gpu_column_exponents(const cuda& policy, matrix<const T> X, matrix<const T> Y, const gd_options& o,
                                       const MaxOverProcesses& max, std::vector<double>& high, std::vector<double>& low,
-                                      std::vector<double>& y_largest) {
+                                      std::vector<double>& y_largest, workspace_arena* arena = nullptr) {
   auto const on_device = [](const void* p) { return memory_space_of(p) == memory_space::device; };
   std::vector<double> range;
   if (on_device(X.data_handle()) && on_device(Y.data_handle())) {
-    range = device_column_ranges(policy, X, Y);
+    range = device_column_ranges(policy, X, Y, arena);
   } else {
     range = column_ranges(host_rows<T>(policy, X).view, host_rows<T>(policy, Y).view);
   }
@@ -183,13 +189,14 @@ std::vector<int> gpu_column_exponents(const cuda& policy, matrix<const T> X, mat
 /// `fit_on_device(Xd, Yd, Wd, options)` fits the copy on the device; W and
 /// the intercepts are written back (into `intercept` from host_extras'),
 /// also when the fit throws. `sum`, `max`, `total_rows` and `ridge_rows` as
-/// prepare_and_fit takes them.
+/// prepare_and_fit takes them; the copy's device buffers from `arena` when
+/// one is given.
 template <class T, class SumOverProcesses, class MaxOverProcesses, class FitOnDevice>
 fit_report gpu_prepared_fit(const cuda& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                             const fit_extras<T>& host_extras, ::cuda::std::span<T> intercept, bool weighted,
                             std::int64_t total_rows, const column_bounds& bounds, bool ridge_rows,
-                            const SumOverProcesses& sum, const MaxOverProcesses& max,
-                            const FitOnDevice& fit_on_device) {
+                            const SumOverProcesses& sum, const MaxOverProcesses& max, const FitOnDevice& fit_on_device,
+                            workspace_arena* arena = nullptr) {
   std::int64_t const N = W.extent(0), L = W.extent(1);
   host_rows<T> const Xh(policy, X), Yh(policy, Y);
   std::vector<T> w = host_copy(policy, static_cast<const T*>(W.data_handle()), N * L);  // a warm start's W
@@ -203,7 +210,7 @@ fit_report gpu_prepared_fit(const cuda& policy, matrix<const T> X, matrix<const 
   try {
     report = prepare_and_fit(Xh.view, Yh.view, Wh, o, host_extras, weighted, total_rows, bounds, ridge_rows, sum, max,
                              [&](auto Xp, auto Yp, auto Wp, const gd_options& options, std::int64_t) {
-                               return fit_prepared_on_device(policy, Xp, Yp, Wp, options, fit_on_device);
+                               return fit_prepared_on_device(policy, Xp, Yp, Wp, options, fit_on_device, arena);
                              });
   } catch (...) {
     write();  // W at the iterate reached, as prepare_and_fit left it
@@ -218,10 +225,13 @@ fit_report gpu_prepared_fit(const cuda& policy, matrix<const T> X, matrix<const 
 /// takes the columns' ranges; without a preparation (see the file comment)
 /// `plain()` fits the data as given, else the prepared copy is fitted by
 /// `fit_on_device(Xd, Yd, Wd, options)`, the GPU's plain fit over device
-/// data in double.
-template <class P, class T, class PlainFit, class FitOnDevice>
+/// data in double. `count` counts X's, Y's and W's non-finite values
+/// (checks.hpp); `arena`, when given, holds the ranges' and the copy's device
+/// buffers (a caller's workspace).
+template <class P, class T, class PlainFit, class FitOnDevice, class Count>
 fit_report gpu_fit_with_extras(const P& policy, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
-                               const fit_extras<T>& e, const PlainFit& plain, const FitOnDevice& fit_on_device) {
+                               const fit_extras<T>& e, const PlainFit& plain, const FitOnDevice& fit_on_device,
+                               const Count& count, workspace_arena* arena = nullptr) {
   const char* const f = "fusekit::fit";
   std::int64_t const K = X.extent(0), N = Y.extent(1);
   check_fit_arguments(X, Y, W, o, false, e);
@@ -236,10 +246,10 @@ fit_report gpu_fit_with_extras(const P& policy, matrix<const T> X, matrix<const 
   host_extras<T> on_host;  // the weights' checks read them one by one: on the host
   on_host.read(policy, e);
   check_fit_extras(on_host.view(), o, K, N, host_non_finite_counter{});
-  check_fit_values(X, Y, W, o, non_finite_counter<P>{policy});
+  check_fit_values(X, Y, W, o, count);
 
   std::vector<double> high, low, y_largest;
-  std::vector<int> const exponents = gpu_column_exponents(policy, X, Y, o, no_processes{}, high, low, y_largest);
+  std::vector<int> const exponents = gpu_column_exponents(policy, X, Y, o, no_processes{}, high, low, y_largest, arena);
   bool const weighted = !e.sample_weight.empty();
   if (!needs_preparation(weighted, o, exponents)) {
     copy_from_host(policy, e.intercept.data(), on_host.intercept.data(),
@@ -247,7 +257,7 @@ fit_report gpu_fit_with_extras(const P& policy, matrix<const T> X, matrix<const 
     return plain();  // no intercept: b = 0, as documented
   }
   return gpu_prepared_fit(policy, X, Y, W, o, on_host.view(), e.intercept, weighted, K, {high, low, y_largest}, true,
-                          no_processes{}, no_processes{}, fit_on_device);
+                          no_processes{}, no_processes{}, fit_on_device, arena);
 }
 
 }  // namespace train
