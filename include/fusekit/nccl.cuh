@@ -19,11 +19,14 @@
 ///   bits of the single-GPU sum over the concatenated data, and of the CPU's,
 ///   on every rank, for any number of GPUs and any split.
 /// * The other algorithms: the GPU sum of each shard, then ncclAllReduce.
-/// * `fit`: the Gram formulation; XᵀX and YᵀX of each rank's rows are summed
-///   by ncclAllReduce once, and every GPU iterates the same L × L system.
-///   NCCL gives every rank the same reduced bits, so every rank ends with the
-///   same W and statuses. The direct formulation, which would reduce a
-///   gradient at every step, is not offered here (invalid_argument). Ridge,
+/// * `fit`: XᵀX and YᵀX of each rank's rows are summed by ncclAllReduce once,
+///   and every GPU iterates the same L × L system (Gram). The direct
+///   formulation, and CGLS where the Cholesky factor of `recommended()` leaves
+///   A, keep each rank's rows and allreduce per iteration what sums over rows:
+///   the gradient Xᵀ(…) (L × N) and, for CGLS, each output's qᵀq; the
+///   formulation is chosen from every rank's rows. NCCL gives every rank the
+///   same reduced bits, so every rank ends with the same W and statuses, and
+///   one rank gives the single GPU's bits. Ridge,
 ///   intercepts and sample weights (fit_extras, each rank's in device memory;
 ///   a rank without rows passes none) are prepared as on fusekit::mpi: the
 ///   means and ranges summed over the ranks in rank order, rank 0 adds the

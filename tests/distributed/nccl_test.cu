@@ -135,9 +135,42 @@ TEST_F(OneRank, FitGivesTheSingleGpuFit) {
   ASSERT_EQ(r1.outputs.size(), r2.outputs.size());
   for (std::size_t n = 0; n < r1.outputs.size(); ++n) { EXPECT_EQ(r1.outputs[n].status, r2.outputs[n].status); }
   EXPECT_EQ(W1.to_host(), W2.to_host());  // one rank: the allreduce leaves A and B as they are
-  o.formulation = fusekit::gd_formulation::direct;
-  EXPECT_THROW(fusekit::fit(fusekit::nccl{comm_}, cm(X.data(), K, L), cm(Y.data(), K, N), m(W2.data(), N, L), o),
-               fusekit::invalid_argument);
+}
+
+// The direct formulation (plain descent and CGLS) and CGLS where the Cholesky
+// factor leaves A: on one rank the allreduced sums (yᵀy, qᵀq, Xᵀ(…)) are the
+// single GPU's, so W and the reports are its bits.
+TEST_F(OneRank, FitOnXGivesTheSingleGpuFit) {
+  std::int64_t const K = 600, L = 8, N = 2;
+  auto p = fusekit::test::make_problem<double>(K, L, N, 7, false, 0.01);
+  using cm = fusekit::matrix<const double>;
+  using m = fusekit::matrix<double>;
+  for (int kind = 0; kind < 3; ++kind) {  // plain direct, CGLS, recommended() on a near-dependent column
+    fusekit::gd_options o = fusekit::gd_options::recommended();
+    if (kind < 2) {
+      o.formulation = fusekit::gd_formulation::direct;
+      o.method = kind == 0 ? fusekit::gd_method::plain : fusekit::gd_method::conjugate_gradient;
+      o.preconditioner = fusekit::gd_preconditioner::jacobi;
+      o.max_iterations = 3000;
+    } else {  // column 7 = column 6 + 1e-9 noise: κ(A) past what the factor holds
+      for (std::int64_t k = 0; k < K; ++k) {
+        p.X[k * L + 7] = p.X[k * L + 6] + 1e-9 * static_cast<double>((k * 7919) % 13 - 6);
+      }
+    }
+    device_buffer<double> X(p.X), Y(p.Y), W1(N * L), W2(N * L);
+    FUSEKIT_CUDA_TRY(cudaMemset(W1.data(), 0, N * L * sizeof(double)));
+    FUSEKIT_CUDA_TRY(cudaMemset(W2.data(), 0, N * L * sizeof(double)));
+    auto const r1 = fusekit::fit(fusekit::cuda{}, cm(X.data(), K, L), cm(Y.data(), K, N), m(W1.data(), N, L), o);
+    auto const r2 = fusekit::fit(fusekit::nccl{comm_}, cm(X.data(), K, L), cm(Y.data(), K, N), m(W2.data(), N, L), o);
+    EXPECT_EQ(r1.formulation, fusekit::gd_formulation::direct) << "kind " << kind << ": " << r1.summary();
+    EXPECT_EQ(r2.formulation, r1.formulation) << "kind " << kind;
+    ASSERT_EQ(r1.outputs.size(), r2.outputs.size());
+    for (std::size_t n = 0; n < r1.outputs.size(); ++n) {
+      EXPECT_EQ(r1.outputs[n].status, r2.outputs[n].status) << "kind " << kind;
+      EXPECT_EQ(r1.outputs[n].iterations, r2.outputs[n].iterations) << "kind " << kind;
+    }
+    EXPECT_EQ(W1.to_host(), W2.to_host()) << "kind " << kind;
+  }
 }
 
 // Ridge, an intercept and sample weights on one rank: the single GPU's fit

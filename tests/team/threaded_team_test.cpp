@@ -505,6 +505,37 @@ TEST(ThreadedTeam, SingleLaunchConjugateGradientJacobiToTheFloor) {
 
 // ---- the cuBLAS path's per-output bodies: CGLS on the direct formulation ----------
 
+// Q (N × rows, output by output) = X·Pᵀ over `rows` rows of X from row k0: the
+// cuBLAS path's first GEMM of CGLS, on one thread.
+void rows_times_iterates(const fusekit::test::problem<double>& pr, std::int64_t k0, std::int64_t rows,
+                         const std::vector<double>& point, std::vector<double>& Q) {
+  std::int64_t const L = pr.L, N = pr.N;
+  for (std::int64_t k = 0; k < rows; ++k) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      double q = 0;
+      for (std::int64_t l = 0; l < L; ++l) {
+        q += pr.X[static_cast<std::size_t>((k0 + k) * L + l)] * point[static_cast<std::size_t>(n * L + l)];
+      }
+      Q[static_cast<std::size_t>(n * rows + k)] = q;
+    }
+  }
+}
+
+// G (N × L) += Xᵀρ over those rows (ρ: N × rows, output by output): the second GEMM.
+void add_rows_transposed(const fusekit::test::problem<double>& pr, std::int64_t k0, std::int64_t rows,
+                         const std::vector<double>& R, std::vector<double>& G) {
+  std::int64_t const L = pr.L, N = pr.N;
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t l = 0; l < L; ++l) {
+      double x = 0;
+      for (std::int64_t k = 0; k < rows; ++k) {
+        x += pr.X[static_cast<std::size_t>((k0 + k) * L + l)] * R[static_cast<std::size_t>(n * rows + k)];
+      }
+      G[static_cast<std::size_t>(n * L + l)] += x;
+    }
+  }
+}
+
 // The cuBLAS path's loop (detail/train/cuda_iterations.cuh) for CG, with the
 // GEMMs written out here on one thread and the bodies on the team `run` gives:
 // begin; then, CGLS (`gram` false): Q = X·Pᵀ, the rows' residual, G = Xᵀρ, the
@@ -542,30 +573,15 @@ fit_result cublas_path_fit(const fusekit::test::problem<double>& pr, const gram_
         }
       }
     } else {
-      for (std::int64_t k = 0; k < K; ++k) {
-        for (std::int64_t n = 0; n < N; ++n) {
-          double q = 0;
-          for (std::int64_t l = 0; l < L; ++l) {
-            q += pr.X[static_cast<std::size_t>(k * L + l)] * point[static_cast<std::size_t>(n * L + l)];
-          }
-          Q[static_cast<std::size_t>(n * K + k)] = q;
-        }
-      }
+      rows_times_iterates(pr, 0, K, point, Q);
       for (std::int64_t n = 0; n < N; ++n) {
         run([&](const auto& team) {
           fusekit::detail::cgls_rows_body(team, n, states.data(), r.W.data(), point.data(), Q.data(), R.data(),
                                           pr.Y.data(), K, N, L);
         });
       }
-      for (std::int64_t n = 0; n < N; ++n) {
-        for (std::int64_t l = 0; l < L; ++l) {
-          double x = 0;
-          for (std::int64_t k = 0; k < K; ++k) {
-            x += pr.X[static_cast<std::size_t>(k * L + l)] * R[static_cast<std::size_t>(n * K + k)];
-          }
-          G[static_cast<std::size_t>(n * L + l)] = x;
-        }
-      }
+      std::fill(G.begin(), G.end(), 0.0);
+      add_rows_transposed(pr, 0, K, R, G);
     }
     bool any = false;
     for (std::int64_t n = 0; n < N; ++n) {
@@ -616,6 +632,163 @@ TEST(ThreadedTeam, CglsBodiesOfTheCublasPath) {
             EXPECT_EQ(threaded.reports[static_cast<std::size_t>(n)].status, fit_status::converged) << where;
           }
           expect_serial_fit_and_schedule_free(serial, threaded, first, where);
+        }
+      }
+    }
+  }
+}
+
+// The cuBLAS path's CGLS across GPUs (fusekit::nccl; cublas_iterations with a
+// system whose `ranks` is true): rank r holds rows [bounds[r], bounds[r + 1])
+// and its own copy of every output's state and iterates. yᵀy at the start
+// (target_square_sum), then each iteration's qᵀq (cgls_square_sum_body) and
+// Xᵀρ are added over the ranks in rank order, one sum that every rank reads,
+// as ncclAllReduce gives; the bodies run on each rank. Returns every rank's
+// result.
+template <class Run>
+std::vector<fit_result> cgls_across_ranks(const fusekit::test::problem<double>& pr, const gram_system& g,
+                                          const descent_params<double>& p, const Run& run,
+                                          const std::vector<std::int64_t>& bounds) {
+  std::int64_t const L = pr.L, N = pr.N;
+  std::size_t const ranks = bounds.size() - 1;
+  struct rank_copy {
+    std::int64_t k0 = 0, K = 0;
+    fit_result r;
+    std::vector<fusekit::detail::descent_state<double>> states;
+    std::vector<double> previous, point, Q, R;
+  };
+  std::vector<rank_copy> at(ranks);
+  std::vector<double> y2(static_cast<std::size_t>(N), 0.0), q2(y2.size()), part(y2.size());
+  std::vector<double> G(static_cast<std::size_t>(N * L));
+  for (std::size_t i = 0; i < ranks; ++i) {
+    rank_copy& c = at[i];
+    c.k0 = bounds[i];
+    c.K = bounds[i + 1] - bounds[i];
+    c.r = {std::vector<double>(G.size(), 0.0), std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+    c.states.resize(static_cast<std::size_t>(N));
+    c.previous.resize(G.size());
+    c.point.resize(G.size());
+    c.Q.resize(static_cast<std::size_t>(c.K * N));
+    c.R.resize(c.Q.size());
+  }
+  // One sum over the ranks, in rank order, of what `each(rank, n, team)` gives per output.
+  auto const over_ranks = [&](std::vector<double>& total, const auto& each) {
+    std::fill(total.begin(), total.end(), 0.0);
+    for (rank_copy& c : at) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        run([&](const auto& team) {
+          double const v = each(c, n, team);
+          if (team.leader()) { part[static_cast<std::size_t>(n)] = v; }
+        });
+        total[static_cast<std::size_t>(n)] += part[static_cast<std::size_t>(n)];
+      }
+    }
+  };
+  over_ranks(y2, [&](const rank_copy& c, std::int64_t n, const auto& team) {
+    return fusekit::detail::target_square_sum(team, pr.Y.data() + c.k0 * N, c.K, N, n);
+  });
+  for (rank_copy& c : at) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      run([&](const auto& team) {
+        fusekit::detail::begin_output_body(team, n, c.states.data(), c.r.W.data(), c.previous.data(), c.point.data(),
+                                           g.A.data(), g.B.data(), pr.Y.data() + c.k0 * N, c.K, N, L, false, p, {},
+                                           y2.data());
+      });
+    }
+  }
+  for (std::int64_t it = 0; it < 2 * p.max_iterations + 2; ++it) {
+    for (rank_copy& c : at) { rows_times_iterates(pr, c.k0, c.K, c.point, c.Q); }
+    over_ranks(q2, [&](const rank_copy& c, std::int64_t n, const auto& team) {
+      std::vector<double> out(static_cast<std::size_t>(N));  // this member's: only the leader's is read
+      fusekit::detail::cgls_square_sum_body(team, n, c.states.data(), c.Q.data(), c.K, out.data());
+      return team.leader() ? out[static_cast<std::size_t>(n)] : 0.0;
+    });
+    std::fill(G.begin(), G.end(), 0.0);
+    for (rank_copy& c : at) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        run([&](const auto& team) {
+          fusekit::detail::cgls_rows_body(team, n, c.states.data(), c.r.W.data(), c.point.data(), c.Q.data(),
+                                          c.R.data(), pr.Y.data() + c.k0 * N, c.K, N, L, q2.data());
+        });
+      }
+      add_rows_transposed(pr, c.k0, c.K, c.R, G);
+    }
+    std::vector<bool> any(ranks, false);
+    for (std::size_t i = 0; i < ranks; ++i) {
+      rank_copy& c = at[i];
+      for (std::int64_t n = 0; n < N; ++n) {
+        bool goes_on = false;
+        run([&](const auto& team) {
+          bool const mine =
+              fusekit::detail::step_output_body(team, n, c.states.data(), c.r.W.data(), c.previous.data(),
+                                                c.point.data(), G.data(), g.A.data(), g.B.data(), false, L, p);
+          if (team.leader()) { goes_on = mine; }
+        });
+        any[i] = any[i] || goes_on;
+      }
+    }
+    for (std::size_t i = 1; i < ranks; ++i) { EXPECT_EQ(any[i], any[0]) << "the ranks disagree on going on"; }
+    if (!any[0]) { break; }
+  }
+  std::vector<fit_result> out;
+  for (rank_copy& c : at) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      c.r.reports[static_cast<std::size_t>(n)] = c.states[static_cast<std::size_t>(n)].report;
+    }
+    out.push_back(c.r);
+  }
+  return out;
+}
+
+// CGLS across ranks is the one-GPU fit: on one rank, the same bits and
+// reports (the split sums are the same sums); on 2 and 3 ranks (one without
+// rows), the same W on every rank, bit for bit, and the one-rank W within
+// 1e-10 relative (only the sums' order differs). On the threaded team, the
+// schedule changes no bit.
+TEST(ThreadedTeam, CglsAcrossRanksIsTheOneGpuFit) {
+  for (std::int64_t L : {std::int64_t{6}, std::int64_t{30}}) {
+    auto const pr = fusekit::test::make_problem<double>(3 * L + 10, L, L == 6 ? 2 : 1,
+                                                        static_cast<std::uint32_t>(L) + 40, false, 0.01);
+    gram_system const g = gram_of(pr.K, L, pr.N, static_cast<std::uint32_t>(L) + 40);
+    gd_options o;
+    o.method = gd_method::conjugate_gradient;
+    o.formulation = fusekit::gd_formulation::direct;
+    o.preconditioner = fusekit::gd_preconditioner::jacobi;
+    o.max_iterations = 400;
+    o.tolerance = 1e-16;
+    o.stall_window = 10;
+    auto const p = fusekit::detail::make_descent_params<double>(o, 1.0, 1.0);
+    auto const serial = [](const auto& body) { body(serial_team{}); };
+    fit_result const one = cublas_path_fit(pr, g, p, serial);
+    std::int64_t const K = pr.K;
+    for (const std::vector<std::int64_t>& bounds :
+         {std::vector<std::int64_t>{0, K}, std::vector<std::int64_t>{0, K / 2, K},
+          std::vector<std::int64_t>{0, 0, K / 3, K}}) {
+      std::string const where = "L " + std::to_string(L) + ", " + std::to_string(bounds.size() - 1) + " ranks";
+      std::vector<fit_result> const all = cgls_across_ranks(pr, g, p, serial, bounds);
+      for (const fit_result& rank : all) {
+        EXPECT_TRUE(same_bits(rank.W, all[0].W)) << where << ": the ranks' W differ";
+      }
+      for (std::size_t n = 0; n < one.reports.size(); ++n) {
+        EXPECT_EQ(all[0].reports[n].status, fit_status::converged) << where;
+        if (bounds.size() == 2) {
+          EXPECT_EQ(all[0].reports[n].iterations, one.reports[n].iterations) << where;
+          EXPECT_EQ(std::memcmp(&all[0].reports[n].grad_norm2, &one.reports[n].grad_norm2, sizeof(double)), 0) << where;
+        }
+      }
+      if (bounds.size() == 2) { EXPECT_TRUE(same_bits(all[0].W, one.W)) << where; }
+      for (std::size_t i = 0; i < one.W.size(); ++i) {
+        EXPECT_NEAR(all[0].W[i], one.W[i], 1e-10 * (1 + std::fabs(one.W[i]))) << where << ", w " << i;
+      }
+      if (bounds.size() != 4 || L != 6) { continue; }  // the threaded team: 3 ranks, the smaller shape
+      for (int m : member_counts) {
+        fit_result first;
+        for (const run_mode& how : fusekit::test::modes_to_run()) {
+          std::vector<fit_result> const threaded = cgls_across_ranks(
+              pr, g, p, [&](const auto& body) { run_team(m, how, [&](const threaded_team& team) { body(team); }); },
+              bounds);
+          expect_serial_fit_and_schedule_free(all[0], threaded[0], first,
+                                              where + ", " + std::to_string(m) + " members, " + how.name());
         }
       }
     }

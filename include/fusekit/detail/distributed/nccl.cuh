@@ -169,12 +169,19 @@ auto run_reduce(reduce_tag, const nccl& p, const R& r, A algorithm) {
 }
 
 /// The system of a fit across GPUs: this rank's A and B (and a refinement's
-/// B), then summed over the ranks, so every rank iterates the same system.
+/// B), then summed over the ranks, so every rank iterates the same system;
+/// on X (the direct formulation, or CGLS where the Cholesky factor leaves
+/// A), the iterations add their sums over the rows over the ranks the same
+/// way (cublas_iterations). ncclAllReduce gives every rank the same bits.
 template <class T>
 struct nccl_system : device_system<T> {
+  static constexpr bool ranks = true;
   const nccl& p;
-  void sum_over_ranks(T* values, std::int64_t count) const {
-    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum, p.comm,
+  std::int64_t rows_in_all_ranks;
+  [[nodiscard]] std::int64_t total_rows() const { return rows_in_all_ranks; }
+  template <class V>
+  void sum_over_ranks(V* values, std::int64_t count) const {
+    FUSEKIT_NCCL_TRY(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<V>(), ncclSum, p.comm,
                                    p.local.stream));
   }
   void gram(const cublas_context& cublas, T* A, T* B) const {
@@ -201,9 +208,10 @@ struct nccl_system : device_system<T> {
 /// and the rescaling of extreme units) as on fusekit::mpi: the ranges of the
 /// columns and the preparation's sums are taken over the ranks in rank
 /// order (doubles_in_rank_order, fusekit::mpi's order), rank 0 adds the
-/// ridge's rows, and each rank's prepared rows go to its GPU; then the Gram
-/// fit with A and B summed over the ranks (nccl_system). A rank without rows
-/// and without weights joins a weighted fit.
+/// ridge's rows, and each rank's prepared rows go to its GPU; then the fit
+/// with A and B summed over the ranks (nccl_system), in either formulation,
+/// chosen from every rank's rows. A rank without rows and without weights
+/// joins a weighted fit.
 template <class T>
 fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y, matrix<T> W, const gd_options& o,
                    const fit_extras<T>& e = {}) {
@@ -223,8 +231,6 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   nccl_collective_check(p, with_extras(key, weighted, !e.intercept.empty()), [&] {
     check_fit(X, Y, W, o, non_finite_counter<cuda>{p.local}, true, e);
     check_fit_extras_sizes(e, o, K, N);
-    FUSEKIT_EXPECTS(o.formulation != gd_formulation::direct,
-                    std::string(f) + " (nccl): the direct formulation is not offered across GPUs; use gram");
     expect_device_views(f, X.data_handle(), Y.data_handle(), W.data_handle(), e.sample_weight.data(),
                         static_cast<const T*>(e.intercept.data()));
     on_host.read(p.local, e);
@@ -232,15 +238,16 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   });
   std::vector<std::int64_t> const shapes = {K, L, N};
   std::int64_t const total_rows = rows_in_all(std::string(f) + " (nccl)", nccl_allgather_host(p, shapes));
-  gd_options gram = o;
-  gram.formulation = gd_formulation::gram;
+  gd_options collective = o;
   // Every rank calls the progress callback at the same points; one that throws
   // on some ranks throws on all, as on fusekit::mpi.
-  gram.progress = collective_progress("fusekit::fit (nccl)", o, gather);
+  collective.progress = collective_progress("fusekit::fit (nccl)", o, gather);
   auto const fit_on = [&](auto Xd, auto Yd, auto Wd, const gd_options& options) {
     using U = std::remove_cv_t<typename decltype(Xd)::element_type>;
+    std::int64_t rows = 0;  // every rank's rows of the system fitted (the prepared copy's: rank 0 adds the ridge's)
+    for (std::int64_t r : nccl_allgather_host(p, std::vector<std::int64_t>{Xd.extent(0)})) { rows += r; }
     fit_report report = cuda_fit_checked(p.local, Xd, Yd, Wd, options, nullptr,
-                                         nccl_system<U>{{Xd, Yd, p.local.stream}, p}, automatic_path{});
+                                         nccl_system<U>{{Xd, Yd, p.local.stream}, p, rows}, automatic_path{});
     report.path = report.path == fusekit::fit_path::single_launch ? fusekit::fit_path::nccl_single_launch
                                                                   : fusekit::fit_path::nccl_cublas;
     return report;
@@ -256,9 +263,9 @@ fit_report run_fit(fit_tag, const nccl& p, matrix<const T> X, matrix<const T> Y,
   if (!needs_preparation(weighted, o, exponents)) {
     copy_from_host(p.local, e.intercept.data(), on_host.intercept.data(),
                    static_cast<std::int64_t>(on_host.intercept.size()));
-    return fit_on(X, Y, W, gram);  // no intercept: b = 0, as documented
+    return fit_on(X, Y, W, collective);  // no intercept: b = 0, as documented
   }
-  return gpu_prepared_fit(p.local, X, Y, W, gram, on_host.view(), e.intercept, weighted, total_rows,
+  return gpu_prepared_fit(p.local, X, Y, W, collective, on_host.view(), e.intercept, weighted, total_rows,
                           {high, low, y_largest}, nccl_rank(p) == 0, sum, max, fit_on);
 }
 

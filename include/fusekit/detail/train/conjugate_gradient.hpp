@@ -133,12 +133,34 @@ struct no_processes {
   FUSEKIT_HD void operator()(V*, std::int64_t) const {}
 };
 
+/// A sum over every process's rows taken before the body runs: a fit across
+/// GPUs adds each output's qᵀq (cgls_square_sum) over the ranks between two
+/// launches, and the body reads the total from `total`.
+template <class T>
+struct summed_before {
+  const T* total;
+};
+
+template <class Sum>
+inline constexpr bool is_summed_before_v = false;
+template <class T>
+inline constexpr bool is_summed_before_v<summed_before<T>> = true;
+
+/// qᵀq over these K rows, as cgls_rows sums it (ends with the team's sync).
+template <class T, class Team, class Q>
+FUSEKIT_HD T cgls_square_sum(const Team& team, std::int64_t K, const Q& q) {
+  return team.template sum<T>(K, [&](std::int64_t k) {
+    T const v = q(k);
+    return v * v;
+  });
+}
+
 /// CGLS's update of the rows' residual ρ, after the caller has written
 /// q = X·d as `q(k)` (k < K; d holds w on the first call); `y(k)` is y_k and
 /// `rho(k)` a reference to ρ_k. First call: ρ = y − q. Then α = γ/qᵀq,
 /// w ← w + α d, ρ ← ρ − α q. The caller then writes r = Xᵀρ and calls
 /// `cg_direction`. `sum` (see no_processes) turns a sum over these K rows into
-/// the sum over every process's rows.
+/// the sum over every process's rows, or holds that sum (summed_before).
 template <class T, class Team, class Q, class Y, class Rho, class Sum = no_processes>
 FUSEKIT_HD void cgls_rows(const Team& team, descent_state<T>& s, std::int64_t K, std::int64_t L, T* w, const T* d,
                           const Q& q, const Y& y, const Rho& rho, const Sum& sum = Sum{}) {
@@ -146,11 +168,13 @@ FUSEKIT_HD void cgls_rows(const Team& team, descent_state<T>& s, std::int64_t K,
   if (!s.started) {
     team.for_each(K, [&](std::int64_t k) { rho(k) = y(k) - q(k); });
   } else {
-    T q2 = team.template sum<T>(K, [&](std::int64_t k) {
-      T const v = q(k);
-      return v * v;
-    });
-    sum(&q2, 1);
+    T q2 = T(0);
+    if constexpr (is_summed_before_v<Sum>) {
+      q2 = *sum.total;
+    } else {
+      q2 = cgls_square_sum<T>(team, K, q);
+      sum(&q2, 1);
+    }
     T const alpha = s.gamma / q2;
     team.for_each(L, [&](std::int64_t l) { w[l] = w[l] + alpha * d[l]; });
     team.for_each(K, [&](std::int64_t k) { rho(k) = rho(k) - alpha * q(k); });

@@ -207,7 +207,8 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
   cudaStream_t const stream = policy.stream;
   train_tuning const tuning = tuning_of(policy).train;
   FUSEKIT_EXPECTS(tuning.cublas_workspace_bytes >= 0, "fusekit::fit: tuning.train.cublas_workspace_bytes must be >= 0");
-  gpu_fit_plan const plan = plan_gpu_fit<T>(X.extent(0), L, o, system.rows_on_device(), path);
+  gpu_fit_plan plan = plan_gpu_fit<T>(system.total_rows(), L, o, system.rows_on_device(), path);
+  plan.ranks = System::ranks;
   bool const single = plan.single;
   if (single) {
     FUSEKIT_EXPECTS(single_launch_fits<T>(L),
@@ -248,7 +249,8 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));
     learning_rate = automatic_learning_rate<T>(lambda);
   }
-  double const floor_multiplier = gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(X.extent(0) + L);
+  double const floor_multiplier =
+      gram ? static_cast<double>(L + 1) : 2.0 * static_cast<double>(system.total_rows() + L);
 
   fit_report report;
   if (plan.cholesky) { report.preconditioner = gd_preconditioner::cholesky; }
@@ -273,7 +275,7 @@ fit_report cuda_fit_checked(const cuda& policy, matrix<const T> X, matrix<const 
                                        cudaMemcpyDeviceToHost, stream));
     } else {
       auto const states =
-          cublas_iterations<T>(policy, tuning, cublas, rows[0], rows[1], W_on, buf, gram, p, progress, track);
+          cublas_iterations<T>(policy, tuning, cublas, rows[0], rows[1], W_on, buf, gram, p, progress, track, system);
       for (std::size_t n = 0; n < states.size(); ++n) { outputs[n] = states[n].report; }
     }
     FUSEKIT_CUDA_TRY(cudaStreamSynchronize(stream));

@@ -32,6 +32,7 @@ struct gpu_fit_plan {
   bool refine = false;     ///< refinement steps follow (Gram)
   bool cholesky = false;   ///< the Cholesky preconditioner runs (detail/train/cholesky.hpp)
   bool may_leave = false;  ///< its factor may send the fit from A to CGLS on X: CGLS's buffers are taken too
+  bool ranks = false;      ///< across GPUs (fusekit::nccl): sums over the rows are added over the ranks
 };
 
 /// Every device temporary of a fit, taken in one fixed order from the
@@ -55,6 +56,8 @@ struct fit_buffers {
   stream_buffer<double> best_g2;              ///< and the best's gradᵀgrad
   stream_buffer<T> terms;                     ///< the residuals' partial sums (residual_terms_kernel)
   stream_buffer<T> before;                    ///< refinement: W before it (N × L)
+  stream_buffer<double> y2;                   ///< across GPUs, on X: each output's yᵀy over every rank's rows
+  stream_buffer<T> q2;                        ///< across GPUs, CGLS: each output's qᵀq over every rank's rows
 
   fit_buffers(const cuda& policy, workspace_arena* arena, std::int64_t K, std::int64_t L, std::int64_t N,
               const gpu_fit_plan& plan, bool automatic_rate, std::int64_t cublas_bytes,
@@ -80,7 +83,9 @@ struct fit_buffers {
         best(policy, N * L, arena),
         best_g2(policy, N, arena),
         terms(policy, 2 * N * 4 * residual_most_slices, arena),
-        before(policy, plan.refine ? N * L : 0, arena) {}
+        before(policy, plan.refine ? N * L : 0, arena),
+        y2(policy, plan.ranks && (!plan.gram || plan.may_leave) ? N : 0, arena),
+        q2(policy, plan.ranks && (plan.cgls || plan.may_leave) ? N : 0, arena) {}
 
   /// The best-iterate rule's buffers as the kernels take them (none: `track` false).
   [[nodiscard]] best_iterate_view<T> kept(bool track) const {

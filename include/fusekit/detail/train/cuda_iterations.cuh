@@ -25,21 +25,36 @@ namespace detail {
 inline namespace train {
 
 /// Every iteration of the cuBLAS path; returns each output's state. `track`:
-/// keep each output's start and best iterate (buf.kept) for the best-iterate rule.
-template <class T>
+/// keep each output's start and best iterate (buf.kept) for the best-iterate
+/// rule. Across GPUs (`System::ranks`, fusekit::nccl) the sums over X's rows
+/// are added over the ranks (`system.sum_over_ranks`, on the policy's
+/// stream): yᵀy at the start, then per iteration qᵀq (CGLS) and the
+/// gradient Xᵀ(…) of the direct formulation, between launches and outside a
+/// graph; a rank without rows (K = 0) adds zeros.
+template <class T, class System>
 std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_tuning& tuning,
                                                 const cublas_context& cublas, matrix<const T> X, matrix<const T> Y,
                                                 matrix<T> W, const fit_buffers<T>& buf, bool gram,
                                                 const descent_params<T>& p,
-                                                const std::function<void(const fit_progress&)>& progress, bool track) {
+                                                const std::function<void(const fit_progress&)>& progress, bool track,
+                                                const System& system) {
   std::int64_t const K = X.extent(0), L = X.extent(1), N = Y.extent(1);
   cudaStream_t const stream = policy.stream;
   const T* const A = buf.A.get();
   const T* const B = buf.B.get();
   int const block = train_block_size(L, tuning.max_block_threads);
-  int const rows_block = train_block_size(K, tuning.max_block_threads);  // CGLS's rows: a warp per 32 rows
+  int const rows_block = train_block_size(K > 0 ? K : 1, tuning.max_block_threads);  // CGLS's rows: a warp per 32
+  const double* y2 = nullptr;
+  if constexpr (System::ranks) {
+    if (!gram) {
+      launch(target_square_sums_kernel<T>, N, block, 0, stream, Y.data_handle(), K, N,
+             buf.y2.get());  // begin_outputs_kernel's team
+      system.sum_over_ranks(buf.y2.get(), N);
+      y2 = buf.y2.get();
+    }
+  }
   launch(begin_outputs_kernel<T>, N, block, 0, stream, buf.states.get(), W.data_handle(), buf.previous.get(),
-         buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p, buf.kept(track));
+         buf.point.get(), A, B, Y.data_handle(), K, N, L, gram, p, buf.kept(track), y2);
 
   // One batch: `iterations` steps; only the last counts the outputs still running.
   bool const cgls = !gram && p.method == gd_method::conjugate_gradient;
@@ -52,11 +67,25 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
         // Q = X Pᵀ stored output by output (N × K, column-major K × N: Qᶜ = Xᶜᵀ Pᶜ), so
         // that each output's block reads its rows in consecutive addresses; the
         // rows' residual ρ likewise (in D); Gᶜ (L × N) = Xᶜ ρᶜ: r = Xᵀρ.
-        gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, K, N, L, T(1), x, L, buf.point.get(), L, T(0), buf.Q.get(), K);
+        if (K > 0) {
+          gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, K, N, L, T(1), x, L, buf.point.get(), L, T(0), buf.Q.get(), K);
+        }
+        const T* q2 = nullptr;
+        if constexpr (System::ranks) {
+          launch(cgls_square_sums_kernel<T>, N, rows_block, 0, s,
+                 static_cast<const descent_state<T>*>(buf.states.get()), static_cast<const T*>(buf.Q.get()), K,
+                 buf.q2.get());
+          system.sum_over_ranks(buf.q2.get(), N);
+          q2 = buf.q2.get();
+        }
         launch(cgls_rows_kernel<T>, N, rows_block, 0, s, buf.states.get(), W.data_handle(),
                static_cast<const T*>(buf.point.get()), static_cast<const T*>(buf.Q.get()), buf.D.get(), Y.data_handle(),
-               K, N, L);
-        gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, K, T(1), x, L, buf.D.get(), K, T(0), buf.G.get(), L);
+               K, N, L, q2);
+        if (K > 0) {
+          gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, K, T(1), x, L, buf.D.get(), K, T(0), buf.G.get(), L);
+        } else {  // no rows here: this rank's Xᵀρ is 0
+          FUSEKIT_CUDA_TRY(cudaMemsetAsync(buf.G.get(), 0, static_cast<std::size_t>(N * L) * sizeof(T), s));
+        }
       } else if (gram) {
         // Gᶜ (L × N) = Aᶜ Pᶜ, A symmetric; the step subtracts b_n.
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_N, L, N, L, T(1), A, L, buf.point.get(), L, T(0), buf.G.get(), L);
@@ -66,6 +95,9 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
                                          cudaMemcpyDeviceToDevice, s));
         gemm<T>(h, CUBLAS_OP_T, CUBLAS_OP_N, N, K, L, T(1), buf.point.get(), L, x, L, T(-1), buf.D.get(), N);
         gemm<T>(h, CUBLAS_OP_N, CUBLAS_OP_T, L, N, K, T(1), x, L, buf.D.get(), N, T(0), buf.G.get(), L);
+      }
+      if constexpr (System::ranks) {
+        if (!gram) { system.sum_over_ranks(buf.G.get(), N * L); }  // Xᵀ(…) over every rank's rows
       }
       launch(step_outputs_kernel<T>, N, block, 0, s, buf.states.get(), W.data_handle(), buf.previous.get(),
              buf.point.get(), static_cast<const T*>(buf.G.get()), A, B, gram, L, p, buf.cholesky(L), buf.kept(track),
@@ -82,7 +114,9 @@ std::vector<descent_state<T>> cublas_iterations(const cuda& policy, const train_
   int running_host = 1;
   for (std::int64_t done = 0; done < calls && running_host > 0;) {
     std::int64_t const batch = calls - done < check_every ? calls - done : check_every;
-    if (batch == check_every && done > 0) {  // the first batch also warms cuBLAS up before a capture
+    // The first batch also warms cuBLAS up before a capture; across GPUs the
+    // batches are enqueued as they are (NCCL's calls stay out of a graph).
+    if (batch == check_every && done > 0 && !System::ranks) {
       if (full_batch.empty()) {
         full_batch.capture([&](cudaStream_t s) { enqueue_batch(s, check_every); });
       }
@@ -133,7 +167,7 @@ struct fixed_path {
   }
 };
 
-/// The plan of a fit of K × L data with options `o` (gpu_fit_plan): the
+/// The plan of a fit of K × L data (K: every rank's rows) with options `o` (gpu_fit_plan): the
 /// formulation, then whether the Cholesky preconditioner runs (CG on A, L ≤
 /// cholesky_max_columns, as on the CPU) and may leave A for CGLS (an
 /// automatic formulation, and X on the device: `rows_on_device`), then the

@@ -62,8 +62,10 @@ void streamed_gram_matrices(const cuda& policy, const cublas_context& cublas, ma
 /// chunk's rows of R, taken here: the pipeline runs chunks in stream order).
 template <class T>
 struct streamed_system {
+  static constexpr bool ranks = false;  ///< one GPU (device_system's)
   const cuda& policy;
   matrix<const T> X, Y;
+  [[nodiscard]] std::int64_t total_rows() const { return X.extent(0); }
   [[nodiscard]] std::int64_t residual_scratch() const { return 0; }
   /// A fit may leave A for CGLS on X (a Cholesky factor says so): X and Y
   /// are then copied to the device once (device_rows), as the direct

@@ -49,8 +49,12 @@ void residual_rhs(cublasHandle_t h, cudaStream_t s, const T* x, const T* y, std:
 /// The system of a fit over device X and Y.
 template <class T>
 struct device_system {
+  /// One GPU holds every row (fusekit::nccl's system adds its sums over the ranks).
+  static constexpr bool ranks = false;
   matrix<const T> X, Y;
   cudaStream_t stream;
+  /// Rows of the whole system: the formulation and the rounding floor's are decided from them.
+  [[nodiscard]] std::int64_t total_rows() const { return X.extent(0); }
   /// Elements of the scratch `residual` takes from the fit's buffers: R, K × N.
   [[nodiscard]] std::int64_t residual_scratch() const { return X.extent(0) * Y.extent(1); }
   /// X is device memory: a fit may leave A for CGLS on it (device_rows).

@@ -69,10 +69,27 @@ __global__ void fit_single_launch_kernel(const T* A, const T* B, T* W, std::int6
 template <class T>
 __global__ void begin_outputs_kernel(descent_state<T>* states, T* W, T* previous, T* point, const T* A, const T* B,
                                      const T* Y, std::int64_t K, std::int64_t N, std::int64_t L, bool gram,
-                                     descent_params<T> p, best_iterate_view<T> kept) {
+                                     descent_params<T> p, best_iterate_view<T> kept, const double* y2_total) {
   __shared__ double scratch[block_team_scratch];
   begin_output_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, previous, point, A, B, Y, K,
-                    N, L, gram, p, kept);
+                    N, L, gram, p, kept, y2_total);
+}
+
+/// Each output's y_nᵀy_n over this rank's rows (target_square_sum), for a fit across GPUs.
+template <class T>
+__global__ void target_square_sums_kernel(const T* Y, std::int64_t K, std::int64_t N, double* out) {
+  __shared__ double scratch[block_team_scratch];
+  block_team const team(scratch);
+  auto const n = static_cast<std::int64_t>(blockIdx.x);
+  double const y2 = target_square_sum(team, Y, K, N, n);
+  if (team.leader()) { out[n] = y2; }
+}
+
+/// Each running output's qᵀq over this rank's rows (cgls_square_sum_body), for a fit across GPUs.
+template <class T>
+__global__ void cgls_square_sums_kernel(const descent_state<T>* states, const T* Q, std::int64_t K, T* out) {
+  __shared__ double scratch[block_team_scratch];
+  cgls_square_sum_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, Q, K, out);
 }
 
 /// One step of every running output (step_output_body, detail/train/output_bodies.hpp).
@@ -92,9 +109,10 @@ __global__ void step_outputs_kernel(descent_state<T>* states, T* W, T* previous,
 /// detail/train/output_bodies.hpp).
 template <class T>
 __global__ void cgls_rows_kernel(descent_state<T>* states, T* W, const T* point, const T* Q, T* R, const T* Y,
-                                 std::int64_t K, std::int64_t N, std::int64_t L) {
+                                 std::int64_t K, std::int64_t N, std::int64_t L, const T* q2_total) {
   __shared__ double scratch[block_team_scratch];
-  cgls_rows_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, point, Q, R, Y, K, N, L);
+  cgls_rows_body(block_team(scratch), static_cast<std::int64_t>(blockIdx.x), states, W, point, Q, R, Y, K, N, L,
+                 q2_total);
 }
 
 /// Threads per output in the iteration kernels: a warp per 32 unknowns, up to the tuning's cap.

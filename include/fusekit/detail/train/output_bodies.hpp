@@ -127,15 +127,26 @@ FUSEKIT_HD void single_launch_body(const Team& team, std::int64_t n, const T* A,
   if (team.leader()) { reports[n] = s.report; }
 }
 
+/// y_nᵀy_n over these K rows of Y (K × N), in double, as the direct
+/// formulation's start takes it.
+template <class T, class Team>
+FUSEKIT_HD double target_square_sum(const Team& team, const T* Y, std::int64_t K, std::int64_t N, std::int64_t n) {
+  return team.template sum<double>(K, [&](std::int64_t k) {
+    double const y = static_cast<double>(Y[k * N + n]);
+    return y * y;
+  });
+}
+
 /// The start of output n on the cuBLAS path: its weights (gd_options::init),
 /// the iterates, and states[n] from the terms of its system. A is XᵀX and B is
 /// YᵀX (both formulations); Y (K × N) is read by the direct formulation only
-/// (`gram` false), for ‖y_n‖.
+/// (`gram` false), for ‖y_n‖, or `y2_total` holds y_nᵀy_n over every rank's
+/// rows (a fit across GPUs: target_square_sum, summed over the ranks).
 template <class T, class Team>
 FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, T* previous,
                                   T* point, const T* A, const T* B, const T* Y, std::int64_t K, std::int64_t N,
                                   std::int64_t L, bool gram, const descent_params<T>& p,
-                                  const best_iterate_view<T>& kept = {}) {
+                                  const best_iterate_view<T>& kept = {}, const double* y2_total = nullptr) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_begin(team, p, n, L, W + n * L, previous + n * L, point + n * L);
   kept.begin(team, n, L, W + n * L);
@@ -145,10 +156,7 @@ FUSEKIT_HD void begin_output_body(const Team& team, std::int64_t n, descent_stat
   if (gram) {
     terms = gram_terms(team, L, element_of<T>{A}, b, m);
   } else {
-    double const y2 = team.template sum<double>(K, [&](std::int64_t k) {
-      double const y = static_cast<double>(Y[k * N + n]);
-      return y * y;
-    });
+    double const y2 = y2_total != nullptr ? y2_total[n] : target_square_sum(team, Y, K, N, n);
     terms = direct_terms(team, L, b, m, y2);
   }
   if (team.leader()) { states[n] = descent_state<T>::start(p, terms); }
@@ -198,16 +206,39 @@ FUSEKIT_HD bool step_output_body(const Team& team, std::int64_t n, descent_state
 /// Q and R (ρ) are stored output by output (N × K: row n is output n's K
 /// values), so the team reads and writes them in consecutive addresses, as the
 /// CPU backend keeps them; Y is the user's K × N (read on a start only).
+/// `q2_total` (a fit across GPUs): each output's qᵀq over every rank's rows
+/// (cgls_square_sum_body, summed over the ranks); null: this team sums it.
 template <class T, class Team>
 FUSEKIT_HD void cgls_rows_body(const Team& team, std::int64_t n, descent_state<T>* states, T* W, const T* point,
-                               const T* Q, T* R, const T* Y, std::int64_t K, std::int64_t N, std::int64_t L) {
+                               const T* Q, T* R, const T* Y, std::int64_t K, std::int64_t N, std::int64_t L,
+                               const T* q2_total = nullptr) {
   static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
   descent_state<T> s = states[n];
   if (!s.running) { return; }  // uniform across the team
-  cgls_rows(
-      team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[n * K + k]; },
-      [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[n * K + k]; });
+  auto const rows = [&](const auto& sum) {
+    cgls_rows(
+        team, s, K, L, W + n * L, point + n * L, [&](std::int64_t k) { return Q[n * K + k]; },
+        [&](std::int64_t k) { return Y[k * N + n]; }, [&](std::int64_t k) -> T& { return R[n * K + k]; }, sum);
+  };
+  if (q2_total != nullptr) {
+    rows(summed_before<T>{q2_total + n});
+  } else {
+    rows(no_processes{});
+  }
   if (team.leader()) { states[n] = s; }  // after cgls_rows' last sync: every member has read states[n]
+}
+
+/// Output n's qᵀq over this rank's K rows of Q (N × K, as cgls_rows_body
+/// reads it) into out[n], for the sum over the ranks that cgls_rows_body
+/// then takes; 0 where the output has stopped or not started (unread).
+template <class T, class Team>
+FUSEKIT_HD void cgls_square_sum_body(const Team& team, std::int64_t n, const descent_state<T>* states, const T* Q,
+                                     std::int64_t K, T* out) {
+  static_assert(is_team_v<Team>, "fusekit: a shared body runs on a team (detail/team/team.hpp)");
+  descent_state<T> const s = states[n];
+  T const q2 = s.running && s.started ? cgls_square_sum<T>(team, K, [&](std::int64_t k) { return Q[n * K + k]; })
+                                      : T(0);  // uniform across the team
+  if (team.leader()) { out[n] = q2; }
 }
 
 }  // namespace train
