@@ -64,6 +64,8 @@ def cpu_peers(np, report):
 
 def gpu_peers(np, report):
     cp, torch, numba_cuda = pc.gpu_stacks()
+    if cp is None and torch is None and numba_cuda is None:
+        return  # no GPU stack: no inputs to make (2^28 on the host would take a minute for nothing)
     if numba_cuda is not None:
         @numba_cuda.jit
         def atomic_sum(x, out):
