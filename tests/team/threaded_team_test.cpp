@@ -261,6 +261,7 @@ gram_system gram_of(std::int64_t K, std::int64_t L, std::int64_t N, std::uint32_
 struct fit_result {
   std::vector<double> W;
   std::vector<fusekit::output_report> reports;
+  std::vector<double> rhs_scale;  ///< cgls_across_ranks: each output's ‖y‖ term at the start, as this rank has it
 };
 
 // A fit on M threads against serial_team's: the same W up to the order of the
@@ -694,6 +695,7 @@ std::vector<fit_result> cgls_across_ranks(const fusekit::test::problem<double>& 
                                            g.A.data(), g.B.data(), pr.Y.data() + c.k0 * N, c.K, N, L, false, p, {},
                                            y2.data());
       });
+      c.r.rhs_scale.push_back(c.states[static_cast<std::size_t>(n)].terms.rhs_scale);
     }
   }
   for (std::int64_t it = 0; it < 2 * p.max_iterations + 2; ++it) {
@@ -768,6 +770,17 @@ TEST(ThreadedTeam, CglsAcrossRanksIsTheOneGpuFit) {
       std::vector<fit_result> const all = cgls_across_ranks(pr, g, p, serial, bounds);
       for (const fit_result& rank : all) {
         EXPECT_TRUE(same_bits(rank.W, all[0].W)) << where << ": the ranks' W differ";
+        // Every rank starts from ‖y_n‖ over every rank's rows: √L·‖y_n‖ (Jacobi, no zero column).
+        for (std::int64_t n = 0; n < pr.N; ++n) {
+          long double y2 = 0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            y2 += static_cast<long double>(pr.Y[static_cast<std::size_t>(k * pr.N + n)]) *
+                  pr.Y[static_cast<std::size_t>(k * pr.N + n)];
+          }
+          double const expected = std::sqrt(static_cast<double>(L)) * static_cast<double>(std::sqrt(y2));
+          EXPECT_NEAR(rank.rhs_scale[static_cast<std::size_t>(n)], expected, 1e-13 * expected)
+              << where << ", output " << n;
+        }
       }
       for (std::size_t n = 0; n < one.reports.size(); ++n) {
         EXPECT_EQ(all[0].reports[n].status, fit_status::converged) << where;
