@@ -50,6 +50,13 @@ try:  # scikit-learn: optional
     except ImportError:  # pragma: no cover (older scikit-learn)
         def _validate_data(estimator, *args, **kwargs):
             return estimator._validate_data(*args, **kwargs)
+    from sklearn.utils.validation import check_array as _check_array
+
+    # The fit's own check finds a NaN or an infinity in X and y (before it
+    # writes anything, with the element named), so the fit's validation skips
+    # scikit-learn's second pass over them; predict keeps it.
+    _NO_FINITE_CHECK = {("ensure_all_finite" if "ensure_all_finite" in inspect.signature(_check_array).parameters
+                         else "force_all_finite"): False}
     _HAS_SKLEARN = True
 except ImportError:
     _HAS_SKLEARN = False
@@ -124,7 +131,8 @@ def _as_checked(X, y, sample_weight, estimator, reset: bool):
         dtype = [np.float64, np.float32]
         if y is None and not reset:
             return _validate_data(estimator, X, reset=False, dtype=dtype, order="C"), None, None
-        X, y = _validate_data(estimator, X, y, dtype=dtype, order="C", multi_output=True, y_numeric=True)
+        X, y = _validate_data(estimator, X, y, dtype=dtype, order="C", multi_output=True, y_numeric=True,
+                              **_NO_FINITE_CHECK)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype)
     else:

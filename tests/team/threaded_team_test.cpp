@@ -313,7 +313,8 @@ factor_of_system factor_for(const gram_system& g, bool cholesky) {
 template <class Run>
 fit_result single_launch(const gram_system& g, const descent_params<double>& p, const Run& run, bool cholesky = false) {
   fit_result r{std::vector<double>(static_cast<std::size_t>(g.N * g.L), 0.0),
-               std::vector<fusekit::output_report>(static_cast<std::size_t>(g.N))};
+               std::vector<fusekit::output_report>(static_cast<std::size_t>(g.N)),
+               {}};
   factor_of_system f = factor_for(g, cholesky);
   for (std::int64_t n = 0; n < g.N; ++n) {
     std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(g.L) / sizeof(double));
@@ -457,7 +458,7 @@ TEST(ThreadedTeam, SingleLaunchWarmStartsEachOutputFromItsOwnRow) {
   std::vector<double> start(static_cast<std::size_t>(N * L));
   for (std::size_t i = 0; i < start.size(); ++i) { start[i] = 0.5 * static_cast<double>(i % 7) - 1.0; }
   for (int m : member_counts) {
-    fit_result all{start, std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+    fit_result all{start, std::vector<fusekit::output_report>(static_cast<std::size_t>(N)), {}};
     for (std::int64_t n = 0; n < N; ++n) {
       std::vector<double> shared(fusekit::detail::single_launch_shared_bytes<double>(L) / sizeof(double));
       run_team(m, fusekit::test::modes_to_run().front(), [&](const threaded_team& team) {
@@ -551,7 +552,8 @@ fit_result cublas_path_fit(const fusekit::test::problem<double>& pr, const gram_
   const std::vector<double>& A = g.A;
   const std::vector<double>& B = g.B;
   fit_result r{std::vector<double>(static_cast<std::size_t>(N * L), 0.0),
-               std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+               std::vector<fusekit::output_report>(static_cast<std::size_t>(N)),
+               {}};
   std::vector<fusekit::detail::descent_state<double>> states(static_cast<std::size_t>(N));
   std::vector<double> previous(r.W.size()), point(r.W.size()), G(r.W.size());
   std::vector<double> Q(static_cast<std::size_t>(K * N)), R(Q.size());
@@ -665,7 +667,7 @@ std::vector<fit_result> cgls_across_ranks(const fusekit::test::problem<double>& 
     rank_copy& c = at[i];
     c.k0 = bounds[i];
     c.K = bounds[i + 1] - bounds[i];
-    c.r = {std::vector<double>(G.size(), 0.0), std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+    c.r = {std::vector<double>(G.size(), 0.0), std::vector<fusekit::output_report>(static_cast<std::size_t>(N)), {}};
     c.states.resize(static_cast<std::size_t>(N));
     c.previous.resize(G.size());
     c.point.resize(G.size());
@@ -904,7 +906,7 @@ TEST(ThreadedTeam, EachOutputKeepsItsStartAndBestIterate) {
       return fusekit::detail::make_descent_params<double>(o, (nesterov ? 1.0 : 2.5) / lambda, 1.0);
     };
     auto const run = [&](std::int64_t budget, const auto& on_team, kept_rows* kept) {
-      fit_result r{warm, std::vector<fusekit::output_report>(static_cast<std::size_t>(N))};
+      fit_result r{warm, std::vector<fusekit::output_report>(static_cast<std::size_t>(N)), {}};
       fusekit::detail::best_iterate_view<double> const view =
           kept != nullptr ? kept->view() : fusekit::detail::best_iterate_view<double>{};
       descent_params<double> const p = params(budget);  // before the members start: they only read it
@@ -1142,7 +1144,9 @@ void expect_solve_on_every_team() {
   std::normal_distribution<double> normal;
   for (const factor_case& c : factor_cases()) {
     std::int64_t const L = c.L;
-    if (std::string(c.what) == "indefinite" || L > 12) { continue; }  // (L > 12: 2L + 2 barriers a solve)
+    // (L > 12: 2L + 2 barriers a solve; the well-conditioned L = 45 is kept,
+    // for the serial team's blocks of columns and rows with their tails.)
+    if (std::string(c.what) == "indefinite" || (L > 12 && std::string(c.what) != "well conditioned")) { continue; }
     // In float the 1e150 column's weight (about 1e-151) is below the range: a
     // float fit rescales such a column first (detail/train/prepare.hpp).
     if (std::is_same_v<C, float> && std::string(c.what) == "a column in units of 1e150") { continue; }

@@ -19,6 +19,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -304,6 +305,47 @@ TEST(FitArguments, Rejected) {
   expect_invalid(
       [&] { fusekit::predict(cpu, X, cmatrix<double>(W.data(), 2, 4), fusekit::matrix<double>(Yh.data(), 10, 1)); },
       "Y_hat is 10 x 1");
+}
+
+// The count of non-finite values in the message: a loop on the bits up to
+// non_finite_counter::one_loop_up_to values, the policy's tree beyond; both
+// give is_finite's answer on every class of value, float and double.
+template <class T>
+void expect_non_finite_bit_is_is_finite() {
+  using bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  constexpr int mantissa = std::numeric_limits<T>::digits - 1;
+  constexpr bits exponents = bits{1} << (sizeof(T) * 8 - 1 - mantissa);
+  for (bits e = 0; e < exponents; ++e) {  // every exponent, with mantissas 0, 1, the top bit and all ones
+    for (bits m : {bits{0}, bits{1}, bits{1} << (mantissa - 1), (bits{1} << mantissa) - 1}) {
+      for (bits sign : {bits{0}, bits{1}}) {
+        bits const b = (sign << (sizeof(T) * 8 - 1)) | (e << mantissa) | m;
+        T x;
+        std::memcpy(&x, &b, sizeof x);
+        ASSERT_EQ(fusekit::detail::train::non_finite_bit(x), fusekit::detail::is_finite(x) ? 0 : 1)
+            << "bits " << std::hex << b;
+      }
+    }
+  }
+}
+
+TEST(FitArguments, NonFiniteValuesAreCountedOnEveryClassAndSize) {
+  expect_non_finite_bit_is_is_finite<float>();
+  expect_non_finite_bit_is_is_finite<double>();
+  fusekit::cpu cpu{};
+  cpu.threads = 2;
+  gd_options const o;
+  for (std::int64_t K : {std::int64_t{10}, std::int64_t{(1 << 18) / 4}, std::int64_t{(1 << 18) / 4 + 1}}) {
+    std::vector<double> X(static_cast<std::size_t>(K * 4), 1.0), Y(static_cast<std::size_t>(K), 1.0), W(4);
+    X[static_cast<std::size_t>(K * 4 - 1)] = -INFINITY;
+    X[6] = NAN;
+    X[static_cast<std::size_t>(K * 2)] = INFINITY;
+    expect_invalid(
+        [&] {
+          fusekit::fit(cpu, cmatrix<double>(X.data(), K, 4), cmatrix<double>(Y.data(), K, 1),
+                       fusekit::matrix<double>(W.data(), 1, 4), o);
+        },
+        "X(1, 2) is NaN (3 values of X not finite)");
+  }
 }
 
 TEST(Predict, MatchesReferenceProduct) {

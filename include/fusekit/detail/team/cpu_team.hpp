@@ -38,12 +38,21 @@ struct basic_serial_team {
   }
 
   /// out[l] = Σ value(r, l) over r < rows, in row order from R(0), for l < lanes.
+  /// Four rows a pass over the lanes (one load and store of out[l] for four
+  /// additions, in row order, so the bits of the one-row loop).
   template <class R, class Value>
   FUSEKIT_HD FUSEKIT_FORCEINLINE void column_sums(std::int64_t rows, std::int64_t lanes, R* out,
                                                   const Value& value) const {
     FUSEKIT_SIMD_LOOP
     for (std::int64_t l = 0; l < lanes; ++l) { out[l] = R(0); }
-    for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+      FUSEKIT_SIMD_LOOP
+      for (std::int64_t l = 0; l < lanes; ++l) {
+        out[l] = (((out[l] + value(r, l)) + value(r + 1, l)) + value(r + 2, l)) + value(r + 3, l);
+      }
+    }
+    for (; r < rows; ++r) {
       FUSEKIT_SIMD_LOOP
       for (std::int64_t l = 0; l < lanes; ++l) { out[l] = out[l] + value(r, l); }
     }
@@ -103,6 +112,14 @@ struct basic_serial_team {
 
 /// The CPU team of every body but the tree's tiles over arrays: row loops.
 using serial_team = basic_serial_team<0>;
+
+/// Whether Team is one thread running indices in order (basic_serial_team): a
+/// body may then take its independent chains several at a time, in the same
+/// order each, where other teams split them over members.
+template <class Team>
+inline constexpr bool is_serial_team_v = false;
+template <int VectorBytes>
+inline constexpr bool is_serial_team_v<basic_serial_team<VectorBytes>> = true;
 
 }  // namespace team
 }  // namespace detail

@@ -71,14 +71,41 @@ first_non_finite<T> cpu_first_non_finite(const T* values, std::size_t n) {
 template <class T>
 first_non_finite<T> device_first_non_finite(const cuda& policy, ::cuda::std::span<const T> values);
 
+/// 1 where x is not finite, else 0, as is_finite decides, by adds and shifts
+/// on the bits (a loop of them vectorizes without 64-bit compares): the
+/// exponent field plus one carries into the sign bit only when it is all ones.
+template <class T>
+FUSEKIT_FORCEINLINE std::int64_t non_finite_bit(T x) {
+  if constexpr (std::is_same_v<T, double>) {
+    return static_cast<std::int64_t>(((bit_cast<std::uint64_t>(x) & 0x7ff0000000000000ull) + 0x0010000000000000ull) >>
+                                     63);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return static_cast<std::int64_t>(((bit_cast<std::uint32_t>(x) & 0x7f800000u) + 0x00800000u) >> 31);
+  } else {
+    return is_finite(x) ? 0 : 1;
+  }
+}
+
 /// Counts the non-finite values of a view with the policy's own deterministic
 /// sum: its backend's reduction hook, called directly, whose backend the
 /// caller has included; `locate` finds the first one.
 template <class Policy>
 struct non_finite_counter {
   const Policy& policy;
+  /// Host values up to this many are counted in one loop on the calling
+  /// thread (a count is exact in any order; below this, waking the pool's
+  /// helpers and the tree's tiles cost more than the pass).
+  static constexpr std::size_t one_loop_up_to = std::size_t{1} << 18;
   template <class T>
   std::int64_t operator()(::cuda::std::span<const T> values) const {
+    if constexpr (std::is_same_v<Policy, cpu>) {
+      if (values.size() <= one_loop_up_to) {
+        std::int64_t count = 0;
+        const T* const v = values.data();
+        for (std::size_t i = 0; i < values.size(); ++i) { count += non_finite_bit(v[i]); }
+        return count;
+      }
+    }
     return reduce_on(
         policy,
         transform_reduction<true>("fusekit::fit", count_non_finite{}, static_cast<std::int64_t*>(nullptr), values),

@@ -104,8 +104,28 @@ FUSEKIT_HD bool cholesky_in_place(const Team& team, double* M, std::int64_t L, d
     }
     if (j > 0 && team.leader()) { M[(j - 1) * L + (j - 1)] = pivot; }
     pivot = std::sqrt(d);
-    team.for_each(L - j - 1, [&](std::int64_t r) {
-      double* const gi = M + (j + 1 + r) * L;
+    std::int64_t r0 = 0;
+    if constexpr (is_serial_team_v<Team>) {  // four rows' chains side by side, each in k order
+      for (; r0 + 4 <= L - j - 1; r0 += 4) {
+        double* const g0 = M + (j + 1 + r0) * L;
+        double* const g1 = g0 + L;
+        double* const g2 = g1 + L;
+        double* const g3 = g2 + L;
+        double v0 = g0[j], v1 = g1[j], v2 = g2[j], v3 = g3[j];
+        for (std::int64_t k = 0; k < j; ++k) {
+          v0 -= g0[k] * gj[k];
+          v1 -= g1[k] * gj[k];
+          v2 -= g2[k] * gj[k];
+          v3 -= g3[k] * gj[k];
+        }
+        g0[j] = v0 / pivot;
+        g1[j] = v1 / pivot;
+        g2[j] = v2 / pivot;
+        g3[j] = v3 / pivot;
+      }
+    }
+    team.for_each(L - j - 1 - r0, [&](std::int64_t r) {
+      double* const gi = M + (j + 1 + r0 + r) * L;
       double v = gi[j];
       for (std::int64_t k = 0; k < j; ++k) { v -= gi[k] * gj[k]; }
       gi[j] = v / pivot;
@@ -133,12 +153,19 @@ FUSEKIT_HD cholesky_outcome cholesky_factor_body(const Team& team, const C* A, s
   cholesky_outcome out;
   for (int attempt = 0; attempt <= max_shifts; ++attempt) {
     out.shift = cholesky_shift(attempt, L);
-    team.for_each(L * L, [&](std::int64_t e) {
-      std::int64_t const i = e / L, j = e % L;
+    auto const scaled = [&](std::int64_t i, std::int64_t j) {
+      std::int64_t const e = i * L + j;
       double v = j <= i ? s[i] * static_cast<double>(A[e]) * s[j] : 0.0;
       if (i == j) { v = (s[i] > 0 ? v : 1.0) + out.shift; }
       G[e] = v;
-    });
+    };
+    if constexpr (is_serial_team_v<Team>) {  // by rows, without a division per entry
+      for (std::int64_t i = 0; i < L; ++i) {
+        for (std::int64_t j = 0; j < L; ++j) { scaled(i, j); }
+      }
+    } else {
+      team.for_each(L * L, [&](std::int64_t e) { scaled(e / L, e % L); });
+    }
     team.sync();
     if (cholesky_in_place(team, G, L, least)) {
       out.smallest_pivot = 1.0;
@@ -165,7 +192,10 @@ FUSEKIT_HD cholesky_outcome cholesky_factor_body(const Team& team, const C* A, s
 /// member from t_i, final once column i − 1 is done. Backward, Gᵀ v = u, by
 /// rows of G: t_k −= g_ik v_i, v_i = t_i / g_ii, each subtraction rounded to
 /// C. Then z = S v. The arithmetic and its order are those of the serial loops
-/// (forward by rows, backward by columns of Gᵀ), whatever the team.
+/// (forward by rows, backward by columns of Gᵀ), whatever the team; the serial
+/// team takes eight columns and four rows at a time, each t_i's subtractions
+/// still in that order (a pass over G's rows per block, not a strided pass per
+/// column).
 template <class Team, class C>
 FUSEKIT_HD void cholesky_solve(const Team& team, const double* G, const double* s, std::int64_t L, const C* r, C* z,
                                double* t) {
@@ -173,17 +203,59 @@ FUSEKIT_HD void cholesky_solve(const Team& team, const double* G, const double* 
   auto const as_c = [](double v) { return static_cast<double>(static_cast<C>(v)); };
   team.for_each(L, [&](std::int64_t i) { t[i] = s[i] * static_cast<double>(r[i]); });
   team.sync();
-  for (std::int64_t j = 0; j < L; ++j) {  // u_j = t_j / g_jj; t_i −= g_ij u_j below it
-    double const u = as_c(t[j] / G[j * L + j]);
-    team.for_each(L - j - 1, [&](std::int64_t a) {
-      std::int64_t const i = j + 1 + a;
-      t[i] -= G[i * L + j] * u;
-    });
-    team.sync();
+  if constexpr (is_serial_team_v<Team>) {
+    // Columns eight at a time: their triangle as below, then each row under
+    // it subtracts the eight in column order (one pass over G's rows, not a
+    // strided pass per column); every t_i's subtractions in the same order.
+    constexpr std::int64_t width = 8;
+    for (std::int64_t j0 = 0; j0 < L; j0 += width) {
+      std::int64_t const j1 = j0 + width < L ? j0 + width : L;
+      double u[width];
+      for (std::int64_t j = j0; j < j1; ++j) {
+        u[j - j0] = as_c(t[j] / G[j * L + j]);
+        for (std::int64_t i = j + 1; i < j1; ++i) { t[i] -= G[i * L + j] * u[j - j0]; }
+      }
+      for (std::int64_t i = j1; i < L; ++i) {
+        const double* const g = G + i * L;
+        double v = t[i];
+        for (std::int64_t j = j0; j < j1; ++j) { v -= g[j] * u[j - j0]; }
+        t[i] = v;
+      }
+    }
+  } else {
+    for (std::int64_t j = 0; j < L; ++j) {  // u_j = t_j / g_jj; t_i −= g_ij u_j below it
+      double const u = as_c(t[j] / G[j * L + j]);
+      team.for_each(L - j - 1, [&](std::int64_t a) {
+        std::int64_t const i = j + 1 + a;
+        t[i] -= G[i * L + j] * u;
+      });
+      team.sync();
+    }
   }
   team.for_each(L, [&](std::int64_t i) { t[i] = as_c(t[i] / G[i * L + i]); });  // t = u
   team.sync();
-  for (std::int64_t i = L - 1; i >= 0; --i) {  // v_i = t_i / g_ii; t_k −= g_ik v_i above it
+  std::int64_t i = L - 1;
+  if constexpr (is_serial_team_v<Team>) {
+    // Rows four at a time: their triangle as below, then each t_k above it
+    // takes the four subtractions in row order (one load and store of t_k).
+    for (; i >= 3; i -= 4) {
+      double v[4];
+      for (int b = 0; b < 4; ++b) {
+        std::int64_t const row = i - b;
+        v[b] = t[row] / G[row * L + row];
+        for (std::int64_t k = i - 3; k < row; ++k) { t[k] = as_c(t[k] - G[row * L + k] * v[b]); }
+      }
+      const double* const g0 = G + i * L;
+      const double* const g1 = g0 - L;
+      const double* const g2 = g1 - L;
+      const double* const g3 = g2 - L;
+      FUSEKIT_SIMD_LOOP
+      for (std::int64_t k = 0; k < i - 3; ++k) {
+        t[k] = as_c(as_c(as_c(as_c(t[k] - g0[k] * v[0]) - g1[k] * v[1]) - g2[k] * v[2]) - g3[k] * v[3]);
+      }
+    }
+  }
+  for (; i >= 0; --i) {  // v_i = t_i / g_ii; t_k −= g_ik v_i above it
     double const v = t[i] / G[i * L + i];
     const double* const g = G + i * L;
     team.for_each(i, [&](std::int64_t k) { t[k] = as_c(t[k] - g[k] * v); });

@@ -144,7 +144,10 @@ void cpu_gram(int threads, matrix<const T> X, matrix<const U> Y, std::vector<C>*
                        for (int i = 0; i < R; ++i) {
                          std::int64_t const r = r0 + i;
                          out[i] = r < L ? a + r * L : bm + (r - L) * L;
-                         for (std::int64_t k = k0; k < k1; ++k) {
+                       }
+                       for (std::int64_t k = k0; k < k1; ++k) {  // the tile's R neighbouring columns, row by row
+                         for (int i = 0; i < R; ++i) {
+                           std::int64_t const r = r0 + i;
                            w[i][k - k0] = r < L ? static_cast<C>(x[k * L + r]) : static_cast<C>(y[k * N + (r - L)]);
                          }
                        }

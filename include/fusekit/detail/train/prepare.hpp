@@ -35,6 +35,7 @@
 /// back takes past double's range is not a success (fit_status::diverged,
 /// stop_rule::non_finite).
 
+#include <fusekit/detail/base/exact_bits.hpp>
 #include <fusekit/detail/train/checks.hpp>
 #include <fusekit/detail/train/column_ranges.hpp>
 #include <fusekit/train_types.hpp>
@@ -70,66 +71,6 @@ T round_to(double v) {
 /// within it, XᵀX (K·2^400 at most) and the power iteration's ‖Av‖² stay in
 /// double's range (2^300 lets ‖Av‖² reach 2^1200).
 inline constexpr int extreme_exponent = 200;
-
-/// v = mantissa·2^exponent exactly, read from the bits (mantissa an integer
-/// below 2^53, 0 for ±0), so that a subnormal v keeps its value where
-/// -ffast-math treats subnormal operands as 0; `negative`: the sign bit of a
-/// nonzero v (-0 is not negative).
-struct exact_binary {
-  std::uint64_t mantissa = 0;
-  int exponent = 0;
-  bool negative = false;
-  /// The exponent of the leading bit (ilogb), INT_MIN for 0.
-  [[nodiscard]] int leading() const { return mantissa == 0 ? INT_MIN : exponent + 63 - __builtin_clzll(mantissa); }
-  /// v·2^shift in double: the mantissa is a normal double, so only a result
-  /// below double's normal range can round (to 0 under -ffast-math).
-  [[nodiscard]] double scaled(int shift) const {
-    return mantissa == 0 ? 0.0 : std::ldexp(static_cast<double>(mantissa), exponent + shift);
-  }
-};
-
-template <class T>
-exact_binary exact_bits(T v) {
-  exact_binary b;
-  if constexpr (std::is_same_v<T, float>) {
-    std::uint32_t const u = bit_cast<std::uint32_t>(v);
-    std::uint32_t const field = (u >> 23) & 0xffu, fraction = u & 0x7fffffu;
-    b.mantissa = field == 0 ? fraction : (fraction | 0x800000u);
-    b.exponent = field == 0 ? -149 : static_cast<int>(field) - 150;
-    b.negative = (u >> 31) != 0 && b.mantissa != 0;
-  } else {
-    std::uint64_t const u = bit_cast<std::uint64_t>(static_cast<double>(v));
-    std::uint64_t const field = (u >> 52) & 0x7ffu, fraction = u & 0xfffffffffffffull;
-    b.mantissa = field == 0 ? fraction : (fraction | (1ull << 52));
-    b.exponent = field == 0 ? -1074 : static_cast<int>(field) - 1075;
-    b.negative = (u >> 63) != 0 && b.mantissa != 0;
-  }
-  return b;
-}
-
-/// v·2^e, std::ldexp's bits: from v's bits (a subnormal's fraction shifted up
-/// first; integer operations, so also under -ffast-math, where std::ldexp
-/// reads a subnormal v as 0) wherever the result is normal, ±inf past
-/// double's range, std::ldexp below its normal range. A call per entry of the
-/// prepared copy cost more than the fit.
-inline double ldexp_exact(double v, int e) {
-  std::uint64_t const u = bit_cast<std::uint64_t>(v);
-  std::uint64_t const sign = u & (1ull << 63), fraction = u & ((1ull << 52) - 1);
-  int const field = static_cast<int>((u >> 52) & 0x7ffu);
-  if ((u << 1) == 0 || e == 0 || field == 0x7ff) { return v; }
-  // The leading bit's exponent (biased) and the 52 bits below it.
-  int lead = field;
-  std::uint64_t below = fraction;
-  if (field == 0) {  // subnormal: the leading bit is bit p of the fraction
-    int const p = 63 - __builtin_clzll(fraction);
-    lead = p - 51;  // fraction·2^-1074 = 1.xxx·2^(p − 1074): biased p − 51
-    below = (fraction << (52 - p)) & ((1ull << 52) - 1);
-  }
-  long long const to = static_cast<long long>(lead) + e;
-  if (to >= 0x7ff) { return bit_cast<double>(sign | (0x7ffull << 52)); }  // past double's range: ±inf
-  if (to > 0) { return bit_cast<double>(sign | (static_cast<std::uint64_t>(to) << 52) | below); }
-  return std::ldexp(v, e);
-}
 
 /// Checks the ridge and the sizes of the extras of a fit of K rows (this
 /// process's) and N outputs: every check of the extras that reads no value.
@@ -369,48 +310,54 @@ prepared_data prepare(matrix<const T> X, matrix<const T> Y, const fit_extras<T>&
   }
   for (std::int64_t n = 0; n < N; ++n) { pre[L + n] = extreme_units(y_largest[n]) ? -std::ilogb(y_largest[n]) : 0; }
   bool const given_scaled = std::any_of(pre.begin(), pre.end(), [](int shift) { return shift != 0; });
-  auto const x = [&](std::int64_t k, std::int64_t l) {
-    return given_scaled ? ldexp_exact(static_cast<double>(X(k, l)), pre[l]) : static_cast<double>(X(k, l));
-  };
-  auto const y = [&](std::int64_t k, std::int64_t n) {
-    return given_scaled ? ldexp_exact(static_cast<double>(Y(k, n)), pre[L + n]) : static_cast<double>(Y(k, n));
-  };
   prepared_data d;
   std::vector<double> x_mean(static_cast<std::size_t>(L), 0.0), y_mean(static_cast<std::size_t>(N), 0.0);
-  if (o.fit_intercept) {
-    std::vector<double> sums(static_cast<std::size_t>(L + N + 1), 0.0);
-    for (std::int64_t k = 0; k < K; ++k) {
-      for (std::int64_t l = 0; l < L; ++l) { sums[l] += s[k] * x(k, l); }
-      for (std::int64_t n = 0; n < N; ++n) { sums[L + n] += s[k] * y(k, n); }
-      sums[L + N] += s[k];
-    }
-    sum(sums.data(), L + N + 1);
-    // The largest weight is in [1, 2) (weight_exponent): the sum is at least 1.
-    // A constant column's mean is its value, exactly (the division may round
-    // otherwise, and -ffast-math's reciprocal does): centred, it is zero.
-    for (std::int64_t l = 0; l < L; ++l) {
-      x_mean[l] = high[l] == low[l] ? std::ldexp(high[l], pre[l]) : sums[l] / sums[L + N];
-    }
-    for (std::int64_t n = 0; n < N; ++n) { y_mean[n] = sums[L + n] / sums[L + N]; }
-  }
   std::int64_t const extra = has_ridge(o) && ridge_rows ? L : 0;
   d.rows = K + extra;
   d.X.assign(static_cast<std::size_t>(d.rows * L), 0.0);
   d.Y.assign(static_cast<std::size_t>(d.rows * N), 0.0);
   std::vector<double> largest(static_cast<std::size_t>(L + N), 0.0);  // X's columns, then Y's
-  for (std::int64_t k = 0; k < K; ++k) {
-    double const r = std::sqrt(s[k]);
-    for (std::int64_t l = 0; l < L; ++l) {
-      double const v = r * (x(k, l) - x_mean[l]);
-      d.X[k * L + l] = v;
-      largest[l] = std::fabs(v) > largest[l] ? std::fabs(v) : largest[l];  // fmax, inline: v is not NaN
+  // The two passes, compiled apart with and without the scaling as given
+  // (the loops without it vectorize).
+  auto const passes = [&](auto scaled) {
+    auto const x = [&](std::int64_t k, std::int64_t l) {
+      return decltype(scaled)::value ? ldexp_exact(static_cast<double>(X(k, l)), pre[l]) : static_cast<double>(X(k, l));
+    };
+    auto const y = [&](std::int64_t k, std::int64_t n) {
+      return decltype(scaled)::value ? ldexp_exact(static_cast<double>(Y(k, n)), pre[L + n])
+                                     : static_cast<double>(Y(k, n));
+    };
+    if (o.fit_intercept) {
+      std::vector<double> sums(static_cast<std::size_t>(L + N + 1), 0.0);
+      for (std::int64_t k = 0; k < K; ++k) {
+        for (std::int64_t l = 0; l < L; ++l) { sums[l] += s[k] * x(k, l); }
+        for (std::int64_t n = 0; n < N; ++n) { sums[L + n] += s[k] * y(k, n); }
+        sums[L + N] += s[k];
+      }
+      sum(sums.data(), L + N + 1);
+      // The largest weight is in [1, 2) (weight_exponent): the sum is at least 1.
+      // A constant column's mean is its value, exactly (the division may round
+      // otherwise, and -ffast-math's reciprocal does): centred, it is zero.
+      for (std::int64_t l = 0; l < L; ++l) {
+        x_mean[l] = high[l] == low[l] ? std::ldexp(high[l], pre[l]) : sums[l] / sums[L + N];
+      }
+      for (std::int64_t n = 0; n < N; ++n) { y_mean[n] = sums[L + n] / sums[L + N]; }
     }
-    for (std::int64_t n = 0; n < N; ++n) {
-      double const v = r * (y(k, n) - y_mean[n]);
-      d.Y[k * N + n] = v;
-      largest[L + n] = std::fabs(v) > largest[L + n] ? std::fabs(v) : largest[L + n];  // fmax, inline: v is not NaN
+    for (std::int64_t k = 0; k < K; ++k) {
+      double const r = std::sqrt(s[k]);
+      for (std::int64_t l = 0; l < L; ++l) {
+        double const v = r * (x(k, l) - x_mean[l]);
+        d.X[k * L + l] = v;
+        largest[l] = std::fabs(v) > largest[l] ? std::fabs(v) : largest[l];  // fmax, inline: v is not NaN
+      }
+      for (std::int64_t n = 0; n < N; ++n) {
+        double const v = r * (y(k, n) - y_mean[n]);
+        d.Y[k * N + n] = v;
+        largest[L + n] = std::fabs(v) > largest[L + n] ? std::fabs(v) : largest[L + n];  // fmax, inline: v is not NaN
+      }
     }
-  }
+  };
+  given_scaled ? passes(std::true_type{}) : passes(std::false_type{});
   max(largest.data(), L + N);
   // Leading exponents as given (the pre-scaling taken off), the ridge's row
   // in its column's.
