@@ -234,31 +234,31 @@ FUSEKIT_HD void cholesky_solve(const Team& team, const double* G, const double* 
   }
   team.for_each(L, [&](std::int64_t i) { t[i] = as_c(t[i] / G[i * L + i]); });  // t = u
   team.sync();
-  std::int64_t i = L - 1;
+  std::int64_t top = L - 1;
   if constexpr (is_serial_team_v<Team>) {
     // Rows four at a time: their triangle as below, then each t_k above it
     // takes the four subtractions in row order (one load and store of t_k).
-    for (; i >= 3; i -= 4) {
+    for (; top >= 3; top -= 4) {
       double v[4];
       for (int b = 0; b < 4; ++b) {
-        std::int64_t const row = i - b;
+        std::int64_t const row = top - b;
         v[b] = t[row] / G[row * L + row];
-        for (std::int64_t k = i - 3; k < row; ++k) { t[k] = as_c(t[k] - G[row * L + k] * v[b]); }
+        for (std::int64_t k = top - 3; k < row; ++k) { t[k] = as_c(t[k] - G[row * L + k] * v[b]); }
       }
-      const double* const g0 = G + i * L;
+      const double* const g0 = G + top * L;
       const double* const g1 = g0 - L;
       const double* const g2 = g1 - L;
       const double* const g3 = g2 - L;
       FUSEKIT_SIMD_LOOP
-      for (std::int64_t k = 0; k < i - 3; ++k) {
+      for (std::int64_t k = 0; k < top - 3; ++k) {
         t[k] = as_c(as_c(as_c(as_c(t[k] - g0[k] * v[0]) - g1[k] * v[1]) - g2[k] * v[2]) - g3[k] * v[3]);
       }
     }
   }
-  for (; i >= 0; --i) {  // v_i = t_i / g_ii; t_k −= g_ik v_i above it
-    double const v = t[i] / G[i * L + i];
-    const double* const g = G + i * L;
-    team.for_each(i, [&](std::int64_t k) { t[k] = as_c(t[k] - g[k] * v); });
+  for (; top >= 0; --top) {  // v_i = t_i / g_ii (i = top); t_k −= g_ik v_i above it
+    double const v = t[top] / G[top * L + top];
+    const double* const g = G + top * L;
+    team.for_each(top, [&](std::int64_t k) { t[k] = as_c(t[k] - g[k] * v); });
     team.sync();
   }
   team.for_each(L, [&](std::int64_t i) { z[i] = static_cast<C>(s[i] * as_c(t[i] / G[i * L + i])); });
