@@ -124,10 +124,33 @@ def _device(x) -> bool:
     return module == "cupy" or (module == "torch" and x.is_cuda)
 
 
+def _ready(X, y) -> bool:
+    """Whether X and y are plain NumPy arrays that scikit-learn's validation
+    would pass as they are: X C-contiguous float32 or float64 with a row and
+    a column at least, y 1-D or 2-D with X's rows, of a real number type.
+    Their values are checked by the fit itself (NaN and infinity named)."""
+    return (type(X) is np.ndarray and type(y) is np.ndarray and X.ndim == 2 and X.dtype in _FIT_DTYPES
+            and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1 and y.ndim in (1, 2)
+            and y.shape[0] == X.shape[0] and (y.ndim == 1 or y.shape[1] >= 1) and y.dtype.kind in "fiu")
+
+
+_FIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _as_checked(X, y, sample_weight, estimator, reset: bool):
     """X (and y, sample_weight) as the fit takes them: C-contiguous float32 or
     float64 NumPy arrays, checked as scikit-learn checks them."""
-    if _HAS_SKLEARN:
+    if reset and _ready(X, y):
+        # Already what the fit takes: scikit-learn's validation would find
+        # nothing to convert, and costs about 0.2 ms (a tenth of a
+        # 1000 × 100 × 10 Ridge fit) in its checks for data frames.
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        estimator.n_features_in_ = X.shape[1]
+        if sample_weight is not None:
+            sample_weight = (_check_sample_weight(sample_weight, X, dtype=X.dtype) if _HAS_SKLEARN else
+                             np.broadcast_to(np.asarray(sample_weight, dtype=X.dtype), (X.shape[0],)))
+    elif _HAS_SKLEARN:
         dtype = [np.float64, np.float32]
         if y is None and not reset:
             return _validate_data(estimator, X, reset=False, dtype=dtype, order="C"), None, None

@@ -119,6 +119,11 @@ def test_an_output_that_does_not_converge_warns():
     X, Y = data(raw=True)
     with pytest.warns(ConvergenceWarning, match="max_iterations"):
         Ridge(options=fk.GdOptions(max_iterations=2)).fit(X, Y)
+    Y[:, 0] = 0.0  # output 0 converges at its start (W = 0), output 1 does not: the fit still warns
+    with pytest.warns(ConvergenceWarning, match="max_iterations"):
+        model = Ridge(fit_intercept=False, options=fk.GdOptions(max_iterations=2)).fit(X, Y[:, :2])
+    assert model.report_.outputs[0].status == fk.FitStatus.converged
+    assert model.report_.outputs[1].status != fk.FitStatus.converged
     assert issubclass(ConvergenceWarning, fk.ConvergenceWarning)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -162,6 +167,43 @@ def test_bad_input_is_refused_before_the_fit():
         model.predict(X[:, :5])
 
 
+def test_every_form_of_the_same_data_gives_the_same_bits():
+    """Plain C-order float arrays go to the fit as they are; every other form
+    (Fortran order, lists, integer y, a view) is converted first. Each must
+    reach the fit as the same values: the same bits, and the same checks."""
+    X, Y = data(K=300, L=7, N=2, seed=3)
+    Yi = np.rint(Y * 10)
+    reference = Ridge(alpha=0.5).fit(X, Yi)
+    padded = np.zeros((300, 9))
+    padded[:, 1:8] = X
+    for X2, Y2 in ((np.asfortranarray(X), Yi), (X.tolist(), Yi.tolist()), (X, Yi.astype(np.int64)),
+                   (padded[:, 1:8], Yi), (X, np.asfortranarray(Yi))):
+        model = Ridge(alpha=0.5).fit(X2, Y2)
+        assert np.array_equal(model.coef_, reference.coef_) and np.array_equal(model.intercept_, reference.intercept_)
+        assert model.n_features_in_ == 7
+    y1 = Ridge().fit(X.astype(np.float32), Yi[:, 0].astype(np.float32))
+    assert y1.coef_.dtype == np.float32 and y1.coef_.shape == (7,)
+    for bad_y, what in ((np.where(np.arange(300) == 5, np.nan, Yi[:, 0]), "NaN"),
+                        (np.full((300, 1), np.inf), "inf"), (Yi[:299], ""), (Yi.reshape(300, 2, 1), "")):
+        with pytest.raises(ValueError, match=what):
+            Ridge().fit(X, bad_y)
+    with pytest.raises(ValueError):
+        Ridge().fit(X[:0], Yi[:0])
+    for odd_y in (Yi[:, 0] + 1j, np.full(300, "a", dtype=object)):  # complex, words: refused, never cast
+        with pytest.raises(ValueError):
+            Ridge().fit(X, odd_y)
+
+
+def test_a_refit_on_an_array_forgets_the_data_frames_column_names():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("sklearn")
+    X, Y = data(K=100, L=3, N=1, seed=4)
+    model = Ridge().fit(pd.DataFrame(X, columns=["a", "b", "c"]), Y[:, 0])
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    model.fit(X, Y[:, 0])
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 3
+
+
 def test_scikit_learns_estimator_checks_pass():
     pytest.importorskip("sklearn")
     from sklearn.utils.estimator_checks import check_estimator
@@ -203,6 +245,17 @@ assert abs(m.intercept_ - (y.mean() - X.mean(0) @ w)) <= 1e-10 * 2
 assert m.get_params() == {'alpha': 0.5, 'fit_intercept': True, 'options': None}
 assert m.set_params(alpha=1.0).alpha == 1.0
 assert abs(LinearRegression().fit(X, y).score(X, y) - 1.0) <= 1e-12
+noisy = y + rng.standard_normal(200)
+p = LinearRegression().fit(X, noisy).predict(X)
+r2 = 1 - ((noisy - p) ** 2).sum() / ((noisy - noisy.mean()) ** 2).sum()
+assert abs(LinearRegression().fit(X, noisy).score(X, noisy) - r2) <= 1e-12, r2
+s = rng.uniform(0.5, 2.0, 200)
+mw, yw = np.average(X, axis=0, weights=s), np.average(noisy, weights=s)
+Xw = (X - mw) * np.sqrt(s)[:, None]
+ww = np.linalg.solve(Xw.T @ Xw + 0.5 * np.eye(5), Xw.T @ ((noisy - yw) * np.sqrt(s)))
+mws = Ridge(alpha=0.5).fit(X, noisy, sample_weight=s)
+assert np.linalg.norm(mws.coef_ - ww) <= 1e-10 * np.linalg.norm(ww), (mws.coef_, ww)
+assert np.array_equal(Ridge(alpha=0.5).fit(np.asfortranarray(X), noisy, sample_weight=s).coef_, mws.coef_)
 assert repr(m) == 'Ridge(alpha=1.0, fit_intercept=True, options=None)', repr(m)
 try:
     LinearRegression().predict(X)

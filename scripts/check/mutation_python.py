@@ -70,6 +70,12 @@ MUTANTS = [
     ("linear_model.py", "r2 = np.where(total > 0, 1 - residual / np.where(total > 0, total, 1),",
      "r2 = np.where(total > 0, 1 - residual / np.where(total > 0, total + 1, 1),"),
     ("linear_model.py", "state.pop(\"report_\", None)", "pass"),
+    ("linear_model.py", "            del estimator.feature_names_in_", "            pass"),
+    ("linear_model.py", "        estimator.n_features_in_ = X.shape[1]\n        if sample_weight is not None:\n            sample_weight = (",
+     "        estimator.n_features_in_ = X.shape[0]\n        if sample_weight is not None:\n            sample_weight = ("),
+    ("linear_model.py", "sample_weight = (_check_sample_weight(sample_weight, X, dtype=X.dtype) if _HAS_SKLEARN else",
+     "sample_weight = (sample_weight if _HAS_SKLEARN else"),
+    ("linear_model.py", "and y.dtype.kind in \"fiu\")", ")"),
 ]
 
 
