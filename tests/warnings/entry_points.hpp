@@ -67,6 +67,19 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
   }
   fusekit::reduce(policy, cd, d + 2 * n, fusekit::minimum{}, 0.0, fusekit::reduce_algorithm::run_to_run);
   (void)fusekit::transform_reduce(policy, fusekit::weigh{}, cf, cf);
+  if constexpr (std::is_same_v<Policy, fusekit::cpu>) {  // the sums per segment and per row: the CPU's so far
+    span<const std::int32_t> const offsets(i32, 3);
+    std::size_t const rows = n / 4;
+    fusekit::segmented_sum(policy, cf, offsets, span<float>(f + 2 * n, 2));
+    fusekit::segmented_sum(policy, ch, offsets, span<double>(d + 2 * n, 2));
+    fusekit::segmented_sum(policy, cu8, offsets, span<std::uint64_t>(reinterpret_cast<std::uint64_t*>(d + 2 * n), 2));
+    fusekit::row_sums(policy, fusekit::matrix<const float>(f, static_cast<std::int64_t>(rows), 4),
+                      span<float>(f + 2 * n, rows));
+    fusekit::transform_segmented_sum(policy, span<double>(d + 2 * n, 2), offsets, fusekit::weigh{}, cd, cf);
+    fusekit::transform_row_sums(policy, span<float>(f + 2 * n, rows), fusekit::weigh{},
+                                fusekit::matrix<const float>(f, static_cast<std::int64_t>(rows), 4),
+                                fusekit::matrix<const float>(f, static_cast<std::int64_t>(rows), 4));
+  }
   train_entry_points(policy, f, f + 8, f + 20);
   train_entry_points(policy, d, d + 8, d + 20);
 }

@@ -4,10 +4,11 @@
 /// The one dispatch mechanism. A public function (`fusekit::transform`,
 /// `reduce_sum`, `fit`, ...) calls `run_<algorithm>(<algorithm>_tag{},
 /// policy, args...)` unqualified, once: the backend checks the arguments and
-/// runs the call. A backend implements four hooks: `run_transform`,
+/// runs the call. A backend implements up to five hooks: `run_transform`,
 /// `run_reduce` (every sum and reduction form reaches it,
-/// detail/reduce/reduction.hpp), `run_fit` and `run_predict`. Each backend defines its `run_<algorithm>` overload for
-/// its own policy, next to its code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`, detail/<algorithm>/cuda.cuh for
+/// detail/reduce/reduction.hpp), `run_segmented` (the sums per segment and per
+/// row, detail/reduce/segments.hpp), `run_fit` and `run_predict`. Each backend defines its `run_<algorithm>` overload
+/// for its own policy, next to its code: detail/<algorithm>/cpu.hpp for `fusekit::cpu`, detail/<algorithm>/cuda.cuh for
 /// `fusekit::cuda`, in the algorithm's own namespace, so `run_fit(` finds every backend of `fit` and nothing else. Each
 /// folder of detail/ is an inline namespace of fusekit::detail (detail::core, detail::reduce, ...): the tag lives in
 /// detail::core, so argument-dependent lookup at instantiation searches
@@ -28,6 +29,9 @@ struct transform_tag {};
 /// run_reduce(reduce_tag, policy, reduction, algorithm_tag): every sum and
 /// reduction (detail/reduce/reduction.hpp)
 struct reduce_tag {};
+/// run_segmented(segmented_tag, policy, segmented_reduction): the sums per
+/// segment and per row (detail/reduce/segments.hpp)
+struct segmented_tag {};
 struct fit_tag {};
 struct predict_tag {};
 
