@@ -5,9 +5,10 @@
 // No GPU, no nvcc and no CUDA runtime: fusekit.hpp is the CPU backend, and g++
 // (or clang++) builds it with CCCL's headers alone. The program runs the fused
 // hidden layer over 10^6 pixels, sums its output with every algorithm (the
-// deterministic one gives the bits a GPU would), and fits a least-squares
-// model on features in raw units, each checked against a long-double
-// reference computed here.
+// deterministic one gives the bits a GPU would), sums it per row (one sum
+// per sample, each with the bits of that row's own sum), and fits a
+// least-squares model on features in raw units, each checked against a
+// long-double reference computed here.
 //
 // Build (CUDA 13 keeps CCCL in include/cccl; any CCCL checkout works too):
 //   g++ -O2 -fopenmp -I <fusekit>/include -I /usr/local/cuda/include/cccl cpu_only.cpp -o cpu_only
@@ -53,6 +54,28 @@ int main() {
     std::printf("  sum (%-13s) %.10f  relative error %.1e\n", fusekit::to_string(a), s, rel);
     ok = ok && rel < 1e-9;  // n·u of double, the loosest algorithm's bound in double, with room
   }
+
+  // 2b. One sum per row of the layer's output seen as 1000 samples of 1000
+  //     values: each has the bits of the deterministic sum of its own row.
+  std::int64_t const samples = 1000, width = static_cast<std::int64_t>(n) / samples;
+  std::vector<double> per_sample(static_cast<std::size_t>(samples));
+  fusekit::row_sums(host, fusekit::matrix<const float>(out.data(), samples, width),
+                    ::cuda::std::span<double>(per_sample));
+  double worst_row = 0.0;
+  bool rows_same_bits = true;
+  for (std::int64_t r = 0; r < samples; ++r) {
+    ::cuda::std::span<const float> const row(out.data() + r * width, static_cast<std::size_t>(width));
+    long double row_exact = 0.0L;
+    for (float v : row) { row_exact += v; }
+    double const rel = static_cast<double>(std::fabs((per_sample[static_cast<std::size_t>(r)] - row_exact) /
+                                                     (std::fabs(row_exact) + 1.0L)));
+    worst_row = rel > worst_row ? rel : worst_row;
+    double const single = fusekit::sum(host, row, fusekit::deterministic{}, fusekit::accumulate_in<double>{});
+    rows_same_bits = rows_same_bits && single == per_sample[static_cast<std::size_t>(r)];
+  }
+  std::printf("  per-row sums of %lld rows: worst relative error %.1e, each row's own sum's bits: %s\n",
+              static_cast<long long>(samples), worst_row, rows_same_bits ? "yes" : "NO");
+  ok = ok && rows_same_bits && worst_row < 1e-12;
 
   // 3. A least-squares fit on features in raw units (metres, grams, an
   //    intercept column): Y = X W_trueᵀ exactly, so the answer is W_true.

@@ -7,6 +7,10 @@
   layer      hidden_layer at 10^6 and 10^7 from NumPy arrays, against JAX's jit
              (inputs already on its device: its best case), numexpr and NumPy
   sum        2^26 float32: fusekit.sum against np.sum, and the bits of the C++ call
+  rows       one sum per row of float32 matrices, 10^4 x 10^3 and 10^6 x 8:
+             fusekit.sum(X, axis=1) against np.sum(X, axis=1), np.add.reduceat and
+             one read of X (the whole-array sum, the faster of fusekit's and
+             NumPy's), each call after a 64 MiB write that evicts X from the caches
   fit        GdOptions.recommended() against np.linalg.lstsq, (1000, 100, 10) and
              (10^6, 64, 4), float64; lstsq in a process of its own, with its BLAS's
              default threads and with one (the faster is the one to beat)
@@ -19,7 +23,7 @@
 Each group runs in a process of its own; each time is the best of several runs
 after a warm-up. Writes JSON (--out).
 
-    python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,fit,ridge]
+    python3 python/benchmarks/targets.py [--out results.json] [--only overhead,layer,sum,rows,fit,ridge]
 """
 import argparse
 import json
@@ -120,6 +124,36 @@ def sums(report):
                        "same_bits_as_cpp": same_bits if name == "fusekit_deterministic" else None})
 
 
+def cold_best(f, repeats=7):
+    """f's best time with X out of the caches before each call: a 64 MiB
+    write in between (the machine's last-level cache is 32 MiB)."""
+    scratch = np.empty(1 << 24, np.float32)
+    times = []
+    for _ in range(repeats):
+        scratch.fill(1.0)
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def per_row(report):
+    for K, L in ((10 ** 4, 10 ** 3), (10 ** 6, 8)):
+        X = np.random.default_rng(4).random((K, L), dtype=np.float32)
+        flat, starts = X.reshape(-1), np.arange(0, K * L, L)
+        same_bits = all(fk.sum(X, axis=1)[r].tobytes() == np.asarray(fk.sum(X[r])).tobytes()
+                        for r in range(0, K, max(1, K // 1000)))
+        t = {"fusekit_rows": cold_best(lambda: fk.sum(X, axis=1)),
+             "numpy_sum_axis1": cold_best(lambda: np.sum(X, axis=1)),
+             "numpy_reduceat": cold_best(lambda: np.add.reduceat(flat, starts)),
+             "read_once": min(cold_best(lambda: fk.sum(X)), cold_best(lambda: np.sum(X)))}
+        report.append({"group": "rows", "name": f"{K}x{L}", "ms": {k: v * 1e3 for k, v in t.items()},
+                       "fraction_of_read": t["read_once"] / t["fusekit_rows"],
+                       "ratio_to_numpy_sum_axis1": t["numpy_sum_axis1"] / t["fusekit_rows"],
+                       "ratio_to_reduceat": t["numpy_reduceat"] / t["fusekit_rows"],
+                       "same_bits_as_each_rows_sum": same_bits})
+
+
 def fit_problem(K, L, N):
     rng = np.random.default_rng(3)
     X = rng.random((K, L))
@@ -192,7 +226,7 @@ def ridges(report):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
-    parser.add_argument("--only", default="overhead,layer,sum,fit,ridge")
+    parser.add_argument("--only", default="overhead,layer,sum,rows,fit,ridge")
     parser.add_argument("--group", help=argparse.SUPPRESS)  # run one group here
     parser.add_argument("--lstsq", help=argparse.SUPPRESS)  # K,L,N: time lstsq alone (lstsq_seconds)
     parser.add_argument("--sklearn", help=argparse.SUPPRESS)  # K,L,N: time scikit-learn's Ridge alone
@@ -206,7 +240,7 @@ def main():
         X, Y, _ = fit_problem(*(int(v) for v in args.lstsq.split(",")))
         print(best(lambda: np.linalg.lstsq(X, Y, rcond=None), 7 if X.shape[0] < 10 ** 5 else 3))
         return
-    groups = {"overhead": overhead, "layer": layer, "sum": sums, "fit": fits, "ridge": ridges}
+    groups = {"overhead": overhead, "layer": layer, "sum": sums, "rows": per_row, "fit": fits, "ridge": ridges}
     if args.group:  # one group, in this process: its rows as JSON lines
         rows = []
         groups[args.group](rows)

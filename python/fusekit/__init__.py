@@ -71,7 +71,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__", "ConvergenceWarning", "hidden_layer", "hidden_layer_unfused", "transform", "fuse", "normalize", "weigh", "tanh", "fast_tanh",
-    "COMPOSITIONS", "sum", "reduce", "ALGORITHMS", "fit", "predict", "LinearAssociation",
+    "COMPOSITIONS", "sum", "reduce", "segmented_sum", "ALGORITHMS", "fit", "predict", "LinearAssociation",
     "GdOptions", "GdMethod", "GdPreconditioner", "GdFormulation", "GdInit", "FitStatus", "StopRule", "FitPath",
     "FitReport", "OutputReport", "FitProgress", "has_cuda", "has_half_types", "cuda_device_count",
     "set_num_threads", "get_num_threads", "threads", "cuda_unavailable",
@@ -379,10 +379,39 @@ def _whole(function: str, x, axis) -> None:
     whole = all(-n <= a < n for a in given) and sorted(a % n for a in given) == list(range(n))
     if not whole:
         raise ValueError(f"fusekit.{function}: axis is {axis!r}; fusekit reduces all of x (axis=None, or every "
-                         f"axis of its {n}) to one value")
+                         f"axis of its {n}) to one value, or sums each row of a 2-D x (sum with axis=1)")
+
+
+def _last_axis_of_a_matrix(x, axis) -> bool:
+    """Whether axis asks for one sum per row of a 2-D x (1, -1 or (1,))."""
+    if axis is None or len(x.shape) != 2:
+        return False
+    try:
+        given = [operator.index(a) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    except TypeError:
+        return False
+    return len(given) == 1 and given[0] in (1, -1)
+
+
+def _row_sums(function: str, x, algorithm: str, dtype, out, copy: bool):
+    """One sum per row of the 2-D x: the deterministic tree over each row."""
+    if algorithm != "deterministic":
+        raise ValueError(f"fusekit.{function}: axis=1 sums each row by the deterministic tree; algorithm is "
+                         f"{algorithm!r} (pass algorithm='deterministic', or sum all of x)")
+    f = _framework_of(x, function, "x")
+    x = _c_order(f, x, copy)
+    if out is None:
+        acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
+        out = f.empty((x.shape[0],), acc, x)
+    else:
+        _output(function, "out", out)
+    _run(function, _core.row_sums, x, out)
+    return out
 
 
 def _reduce(function: str, x, op: int, init, algorithm: str, dtype, out, axis, copy: bool):
+    if op == 0 and init is None and _last_axis_of_a_matrix(x, axis):
+        return _row_sums(function, x, algorithm, dtype, out, copy)
     f = _framework_of(x, function, "x")
     _whole(function, x, axis)
     x = _c_order(f, x, copy)
@@ -404,9 +433,35 @@ def sum(x, algorithm: str = "deterministic", dtype=None, out=None, axis=None, *,
 
     A NumPy input gives a NumPy scalar; a CuPy or PyTorch input a 0-d array
     of its framework (on the GPU: not synchronized). `out`: one element.
-    axis: None (or every axis): the sum of all of x.
+    axis: None (or every axis): the sum of all of x. axis=1 (or -1) for a 2-D
+    NumPy x: one sum per row, each with the bits of fk.sum(x[r]) (the
+    deterministic tree; CPU only so far); `out` then has x.shape[0] elements.
     """
     return _reduce("sum", x, 0, None, algorithm, dtype, out, axis, copy)
+
+
+def segmented_sum(values, offsets, dtype=None, out=None, *, copy: bool = True):
+    """out[s] = Σ values[offsets[s]:offsets[s + 1]] for s < len(offsets) − 1
+    (S + 1 offsets for S segments, as np.add.reduceat's starts plus the end;
+    int64 or int32), each with the bits of fk.sum of that slice: the
+    deterministic tree over the segment alone, on any thread count. An empty
+    segment gives 0. Accumulators as `sum`'s (dtype). The offsets are checked
+    before anything is written: the first ≥ 0, none decreasing, the last
+    within values. NumPy arrays (the CPU) only so far.
+    """
+    f = _framework_of(values, "segmented_sum", "values")
+    values = _c_order(f, values, copy)
+    if isinstance(offsets, (list, tuple, range)):
+        offsets = np.asarray(offsets, dtype=np.int64)
+    g = _framework_of(offsets, "segmented_sum", "offsets")
+    offsets = _c_order(g, offsets, copy)
+    if out is None:
+        acc = f.accumulator(f.dtype(values)) if dtype is None else f.native(dtype)
+        out = f.empty((max(int(offsets.shape[0]) - 1, 0) if len(offsets.shape) == 1 else 0,), acc, values)
+    else:
+        _output("segmented_sum", "out", out)
+    _run("segmented_sum", _core.segmented_sum, values, offsets, out)
+    return out
 
 
 def reduce(x, op: str = "sum", init=None, algorithm: str = "deterministic", dtype=None, out=None, axis=None, *,

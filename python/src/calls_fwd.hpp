@@ -31,6 +31,11 @@ void transform(const Policy& policy, int code, const view& x, const view* w, con
 template <class Policy>
 void reduce(const Policy& policy, const view& in, const view& out, reduce_op op, const scalar* init,
             fusekit::reduce_algorithm algorithm);
+/// out[s] = Σ values over segment s of the int32 or int64 `offsets`
+/// (fusekit::segmented_sum), and out[r] = Σ of row r of X (fusekit::row_sums):
+/// on fusekit::cpu, the one backend these have so far (cpu_reduce.cpp).
+void segmented_sum_cpu(const view& values, const view& offsets, const view& out);
+void row_sums_cpu(const view& X, const view& out);
 template <class Policy>
 fusekit::fit_report fit(const Policy& policy, const view& X, const view& Y, const view& W,
                         const fusekit::gd_options& options, const view* sample_weight, const view* intercept);

@@ -189,6 +189,14 @@ decltype(auto) on_policy(const place& p, F&& f) {
 #endif
 }
 
+/// Refuses GPU arrays for a call the GPU backend does not have yet.
+void on_cpu_only(const place& p) {
+  if (p.cuda) {
+    throw std::invalid_argument(p.first + " is on " + where(true, p.device) +
+                                ": the sums per segment and per row run on the CPU only so far (NumPy arrays)");
+  }
+}
+
 fusekit::reduce_algorithm algorithm_of(const std::string& name) {
   if (name == "deterministic") { return fusekit::reduce_algorithm::deterministic; }
   // "cub" is the earlier name of run_to_run (cub::DeviceReduce on the GPU), kept for existing scripts.
@@ -496,6 +504,30 @@ void bind_calls(nb::module_& m) {
         on_policy(p, [&](const auto& policy) { predict(policy, xv, wv, iv ? &*iv : nullptr, o); });
       },
       "X"_a, "W"_a, "intercept"_a.none(), "out"_a, "stream"_a = 0);
+  // The sums per segment and per row: on the CPU so far (segmented_api.hpp).
+  m.def(
+      "segmented_sum",
+      [](const in_array& values, const in_array& offsets, const out_array& out) {
+        place p;
+        view const xv = view_of(values, "values", p, 1);
+        view const ov = view_of(offsets, "offsets", p, 1);
+        view const o = view_of(out, "out", p, 1);
+        on_cpu_only(p);
+        nb::gil_scoped_release unlocked;
+        segmented_sum_cpu(xv, ov, o);
+      },
+      "values"_a, "offsets"_a, "out"_a);
+  m.def(
+      "row_sums",
+      [](const in_array& X, const out_array& out) {
+        place p;
+        view const xv = view_of(X, "x", p, 2);
+        view const o = view_of(out, "out", p, 1);
+        on_cpu_only(p);
+        nb::gil_scoped_release unlocked;
+        row_sums_cpu(xv, o);
+      },
+      "x"_a, "out"_a);
 }
 
 /// Seconds per C++ call, timed in C++ over `repeats` calls on the CPU: the

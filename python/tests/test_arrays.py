@@ -152,6 +152,11 @@ def test_sum_takes_axis_none_or_every_axis():
         assert fk.sum(x, axis=axis) == whole
     assert fk.sum(x[0], axis=0) == fk.sum(x[0]) == fk.sum(x[0], axis=-1)
     assert fk.reduce(x, "max", axis=(0, 1)) == x.max()
-    for axis in (1, 0, (0,), (0, 0), 2, "rows", 1.0):
+    rows = fk.sum(x, axis=1)  # one sum per row: the bits of each row's own sum
+    assert rows.shape == (6,) and all(rows[r] == fk.sum(x[r]) for r in range(6))
+    assert np.array_equal(fk.sum(x, axis=-1), rows) and np.array_equal(fk.sum(x, axis=(1,)), rows)
+    for axis in (0, (0,), (0, 0), 2, "rows", 1.0):
         with pytest.raises(ValueError, match=r"fusekit\.sum: axis is"):
             fk.sum(x, axis=axis)
+    with pytest.raises(ValueError, match=r"fusekit\.reduce: axis is"):
+        fk.reduce(x, "max", axis=1)  # per-row sums only

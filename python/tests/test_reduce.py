@@ -196,3 +196,68 @@ def test_uint64_min_and_max_span_the_whole_range(algorithm):
     assert int(fk.reduce(x, "max", algorithm=algorithm)) == 2**64 - 1
     assert int(fk.reduce(np.empty(0, np.uint64), "min", algorithm=algorithm)) == 2**64 - 1
     assert int(fk.reduce(np.zeros(3, np.uint64), "max", algorithm=algorithm)) == 0
+
+
+# ------------------------------------------------------- sums per segment and per row
+
+def tree_levels(n):
+    levels = 0
+    while n > 1:
+        n = -(-n // 8192)
+        levels += 1
+    return levels
+
+
+@pytest.mark.parametrize("dtype,acc", [("float32", None), ("float32", "float64"), ("float64", None)])
+def test_each_segment_is_the_sum_of_its_slice_within_the_bound(dtype, acc):
+    x = raw_values(300000, dtype, 5)
+    rng = np.random.default_rng(6)
+    lengths = np.concatenate([rng.integers(0, 9, 5000), [0, 200000, 1, 256, 257, 8192, 8193]])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    offsets = offsets[offsets <= x.size]
+    out = fk.segmented_sum(x, offsets, dtype=acc)
+    assert out.shape == (offsets.size - 1,) and out.dtype == np.dtype(acc or dtype)
+    for s in range(offsets.size - 1):
+        seg = x[offsets[s]:offsets[s + 1]]
+        assert out[s].tobytes() == np.asarray(fk.sum(seg, dtype=acc)).tobytes(), s
+        if s % 97 == 0 or seg.size > 1000:
+            exact = math.fsum(seg.astype(np.float64).tolist())
+            S = float(np.abs(seg.astype(np.float64)).sum())
+            assert abs(float(out[s]) - exact) <= 40 * (tree_levels(seg.size) + 1) * unit_roundoff(out.dtype) * S
+
+
+def test_integer_segments_and_rows_are_exact():
+    x = np.random.default_rng(7).integers(-2 ** 31, 2 ** 31, 100000).astype(np.int32)
+    offsets = np.array([0, 1, 1, 50000, 100000], np.int32)
+    out = fk.segmented_sum(x, offsets)
+    assert out.dtype == np.int64
+    wide = x.astype(np.int64)
+    assert np.array_equal(out, [wide[0], 0, wide[1:50000].sum(), wide[50000:].sum()])
+    X = x.reshape(1000, 100)
+    assert np.array_equal(fk.sum(X, axis=1), X.astype(np.int64).sum(axis=1))
+
+
+def test_row_sums_of_every_short_length_are_each_rows_sum():
+    for L in (1, 2, 7, 8, 9, 100, 256, 257, 1000):
+        X = raw_values(37 * L, "float32", L).reshape(37, L)
+        rows = fk.sum(X, axis=1)
+        assert all(rows[r].tobytes() == np.asarray(fk.sum(X[r])).tobytes() for r in range(37)), L
+    out = np.empty(37, np.float64)
+    assert fk.sum(X, axis=1, out=out) is out
+    assert np.array_equal(out, fk.sum(X, axis=1, dtype=np.float64))
+
+
+def test_segment_offsets_are_checked_before_anything_is_written():
+    x = np.ones(64, np.float32)
+    out = np.full(3, -7.0, np.float32)
+    for offsets, message in (([0, 5, 4, 6], "offsets\\[2\\] = 4 is less than offsets\\[1\\] = 5"),
+                             ([-1, 2, 3, 4], "offsets\\[0\\] is -1"),
+                             ([0, 5, 6, 65], "past the end of the 64 values"),
+                             ([0, 5, 6], "out has 3 elements for 2 segments")):
+        with pytest.raises(ValueError, match="fusekit.segmented_sum: .*" + message):
+            fk.segmented_sum(x, offsets, out=out)
+    with pytest.raises(TypeError, match="offsets is float64; it must be int64 or int32"):
+        fk.segmented_sum(x, np.array([0.0, 1.0]))
+    assert np.all(out == -7.0)
+    assert fk.segmented_sum(x, [0]).shape == (0,)
+
