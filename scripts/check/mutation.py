@@ -36,6 +36,7 @@ TESTS = {
                           ["-ffast-math"], None, 600),
     "reduce_op": ("tests/reduce/op_test.cpp", [], None, 300),
     "reduce_cpu": ("tests/reduce/cpu_test.cpp", [], None, 600),
+    "segmented_cpu": ("tests/reduce/cpu_segmented_test.cpp", [], None, 300),
     "advreduce": ("tests/reduce/adversarial_test.cpp", [], None, 300),
     # under UBSan: an empty thrust::host_vector's data() is &front(), undefined
     # behaviour that gives a null pointer all the same in a plain build
@@ -118,6 +119,22 @@ MUTANTS = [
      "out[l] = (((out[l] + value(r + 1, l)) + value(r, l)) + value(r + 2, l)) + value(r + 3, l);", ["team"]),
     ("non-finite-bit-short-carry", "detail/train/checks.hpp", "+ 0x0010000000000000ull) >>",
      "+ 0x0008000000000000ull) >>", ["train"]),
+    # the sums per segment and per row (detail/reduce/cpu_segmented.hpp, segments.hpp)
+    ("segmented-short-pairs-unbounded", "detail/reduce/cpu_segmented.hpp",
+     "std::int64_t const pairs = n - s < s ? n - s : s;", "std::int64_t const pairs = s;", ["segmented_cpu"]),
+    ("segmented-short-rows-partner", "detail/reduce/cpu_segmented.hpp",
+     "lane[l][b] = plus{}(lane[l][b], lane[l + s][b]);", "lane[l][b] = plus{}(lane[l][b], lane[l + s - 1][b]);",
+     ["segmented_cpu"]),
+    ("segmented-short-keeps-minus-zero", "detail/reduce/cpu_segmented.hpp",
+     "    return plus{}(Acc(0), cpu_short_tree_sum<Acc>(src, n));", "    return cpu_short_tree_sum<Acc>(src, n);",
+     ["segmented_cpu"]),
+    ("segmented-long-skipped", "detail/reduce/cpu_segmented.hpp", "if (n >= long_from) { out[s]",
+     "if (n > 2 * long_from) { out[s]", ["segmented_cpu"]),
+    ("segmented-offsets-decreasing-taken", "detail/reduce/segments.hpp", "at(s) >= at(s - 1)", "true",
+     ["segmented_cpu"]),
+    ("segmented-out-size-unchecked", "detail/reduce/segments.hpp",
+     "static_cast<std::int64_t>(out.size()) == count", "static_cast<std::int64_t>(out.size()) >= count",
+     ["segmented_cpu"]),
     # Not planted, as dropping them changes nothing the current callers can see:
     # the barrier that ends cgls_rows (the kernel's end orders what follows) and
     # the one that ends cg_step (cg_direction first sums each member's own

@@ -53,6 +53,12 @@ MUTANTS = [
      "    if not report.outputs[0].status == FitStatus.converged:\n        warnings.warn"),
     ("__init__.py", 'raise type(e)(f"fusekit.{function}: {text}") from None', "raise"),
     ("__init__.py", "Y = _c_order(_framework_of(Y, function, \"Y\"), Y, copy)", "pass"),
+    # the sums per row and per segment
+    ("__init__.py", "return len(given) == 1 and given[0] in (1, -1)", "return len(given) == 1 and given[0] in (0, 1, -1)"),
+    ("__init__.py", "    _run(function, _core.row_sums, x, out)\n    return out", "    _run(function, _core.row_sums, x, out)\n    return x"),
+    ("__init__.py", "if op == 0 and init is None and _last_axis_of_a_matrix(x, axis):",
+     "if init is None and _last_axis_of_a_matrix(x, axis):"),
+    ("__init__.py", "offsets = np.asarray(offsets, dtype=np.int64)", "offsets = np.asarray(offsets, dtype=np.int32)"),
     # fusekit.linear_model
     ("linear_model.py", "copy.ridge = self._alpha()", "copy.ridge = 0.0"),
     ("linear_model.py", "copy.fit_intercept = bool(self.fit_intercept)", "copy.fit_intercept = True"),
