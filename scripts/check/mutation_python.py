@@ -58,7 +58,7 @@ MUTANTS = [
     ("__init__.py", "    _run(function, _core.row_sums, x, out)\n    return out", "    _run(function, _core.row_sums, x, out)\n    return x"),
     ("__init__.py", "if op == 0 and init is None and _last_axis_of_a_matrix(x, axis):",
      "if init is None and _last_axis_of_a_matrix(x, axis):"),
-    ("__init__.py", "offsets = np.asarray(offsets, dtype=np.int64)", "offsets = np.asarray(offsets, dtype=np.int32)"),
+    ("__init__.py", "out = f.empty((max(int(offsets.shape[0]) - 1, 0)", "out = f.empty((max(int(offsets.shape[0]), 0)"),
     # fusekit.linear_model
     ("linear_model.py", "copy.ridge = self._alpha()", "copy.ridge = 0.0"),
     ("linear_model.py", "copy.fit_intercept = bool(self.fit_intercept)", "copy.fit_intercept = True"),
