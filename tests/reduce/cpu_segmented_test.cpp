@@ -121,7 +121,7 @@ TEST(CpuSegmentedSum, IntegersAreExact) {
 // (8192), with row counts around the short path's blocks of rows.
 template <class T, class Acc>
 void check_rows(std::uint32_t seed) {
-  for (std::int64_t L : {1, 2, 3, 7, 8, 9, 16, 100, 255, 256, 257, 1000, 8193}) {
+  for (std::int64_t L : {0, 1, 2, 3, 7, 8, 9, 16, 100, 255, 256, 257, 1000, 8193}) {
     for (std::int64_t K : {0, 1, 15, 16, 17, 37}) {
       auto const x = signed_values<T>(static_cast<std::size_t>(K * L), seed + static_cast<std::uint32_t>(L));
       fusekit::matrix<const T> X(x.data(), K, L);
