@@ -67,8 +67,8 @@ int main() {
     ::cuda::std::span<const float> const row(out.data() + r * width, static_cast<std::size_t>(width));
     long double row_exact = 0.0L;
     for (float v : row) { row_exact += v; }
-    double const rel = static_cast<double>(std::fabs((per_sample[static_cast<std::size_t>(r)] - row_exact) /
-                                                     (std::fabs(row_exact) + 1.0L)));
+    double const rel = static_cast<double>(
+        std::fabs((per_sample[static_cast<std::size_t>(r)] - row_exact) / (std::fabs(row_exact) + 1.0L)));
     worst_row = rel > worst_row ? rel : worst_row;
     double const single = fusekit::sum(host, row, fusekit::deterministic{}, fusekit::accumulate_in<double>{});
     rows_same_bits = rows_same_bits && single == per_sample[static_cast<std::size_t>(r)];

@@ -56,7 +56,8 @@ namespace detail {
 /// included) until the other backends are written.
 template <class Policy>
 constexpr bool segmented_usable() {
-  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> && !backend_available<segmented_tag, Policy>::value) {
+  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> &&
+                !backend_available<segmented_tag, Policy>::value) {
     static_assert(sizeof(Policy) == 0,
                   "fusekit: the sums per segment and per row run on fusekit::cpu only so far (segmented_api.hpp)");
     return false;
@@ -83,19 +84,14 @@ void segmented_sum(const Policy& policy, ::cuda::std::span<T> values, ::cuda::st
     detail::named_range const in[] = {detail::describe("values", values), detail::describe("offsets", offsets)};
     detail::expect_not_null(function, in[0]);
     detail::expect_aligned(function, in[0]);
-    std::int64_t const count =
-        detail::check_host_offsets(function, offsets, static_cast<std::int64_t>(values.size()));
+    std::int64_t const count = detail::check_host_offsets(function, offsets, static_cast<std::int64_t>(values.size()));
     detail::check_segment_out(function, out, count, in, 2);
     using U = std::remove_cv_t<T>;
-    run_segmented(detail::segmented_tag{}, policy,
-                  detail::segmented_reduction<Acc, detail::array_source<Acc, U>,
-                                              detail::offset_segments<std::remove_cv_t<Offset>>>{
-                      function,
-                      {values.data()},
-                      {offsets.data()},
-                      count,
-                      static_cast<std::int64_t>(values.size()),
-                      out.data()});
+    run_segmented(
+        detail::segmented_tag{}, policy,
+        detail::segmented_reduction<Acc, detail::array_source<Acc, U>,
+                                    detail::offset_segments<std::remove_cv_t<Offset>>>{
+            function, {values.data()}, {offsets.data()}, count, static_cast<std::int64_t>(values.size()), out.data()});
   }
 }
 
@@ -125,8 +121,8 @@ void row_sums(const Policy& policy, ::cuda::std::mdspan<T, Extents, ::cuda::std:
 /// one pass: the layer and its sums per segment without an intermediate
 /// array. Acc: float, double, int64_t or uint64_t, as `transform_reduce_sum`.
 template <class Policy, class Acc, class Offset, class Op, class... Ins>
-void transform_segmented_sum(const Policy& policy, ::cuda::std::span<Acc> out, ::cuda::std::span<Offset> offsets,
-                             Op op, ::cuda::std::span<Ins>... ins) {
+void transform_segmented_sum(const Policy& policy, ::cuda::std::span<Acc> out, ::cuda::std::span<Offset> offsets, Op op,
+                             ::cuda::std::span<Ins>... ins) {
   detail::check_transform_accumulator<Acc>();
   detail::check_offset_type<Offset>();
   if constexpr (detail::segmented_usable<Policy>()) {
@@ -138,11 +134,11 @@ void transform_segmented_sum(const Policy& policy, ::cuda::std::span<Acc> out, :
     for (std::size_t k = 0; k < v.count; ++k) { in[k] = v.ranges[k]; }
     in[v.count] = detail::describe("offsets", offsets);
     detail::check_segment_out(function, out, count, in, v.count + 1);
-    run_segmented(detail::segmented_tag{}, policy,
-                  detail::segmented_reduction<Acc, decltype(detail::make_transform_source<Acc>(op, ins...)),
-                                              detail::offset_segments<std::remove_cv_t<Offset>>>{
-                      function, detail::make_transform_source<Acc>(op, ins...), {offsets.data()}, count, n,
-                      out.data()});
+    run_segmented(
+        detail::segmented_tag{}, policy,
+        detail::segmented_reduction<Acc, decltype(detail::make_transform_source<Acc>(op, ins...)),
+                                    detail::offset_segments<std::remove_cv_t<Offset>>>{
+            function, detail::make_transform_source<Acc>(op, ins...), {offsets.data()}, count, n, out.data()});
   }
 }
 
@@ -157,11 +153,10 @@ void transform_row_sums(const Policy& policy, ::cuda::std::span<Acc> out, Op op,
     const char* const function = "fusekit::transform_row_sums";
     auto const first = std::get<0>(std::forward_as_tuple(X...));
     auto const rows = static_cast<std::int64_t>(first.extent(0)), columns = static_cast<std::int64_t>(first.extent(1));
-    FUSEKIT_EXPECTS(((static_cast<std::int64_t>(X.extent(0)) == rows &&
-                      static_cast<std::int64_t>(X.extent(1)) == columns) &&
-                     ...),
-                    std::string(function) + ": the matrices have different shapes; they must all be " +
-                        std::to_string(rows) + " x " + std::to_string(columns));
+    FUSEKIT_EXPECTS(
+        ((static_cast<std::int64_t>(X.extent(0)) == rows && static_cast<std::int64_t>(X.extent(1)) == columns) && ...),
+        std::string(function) + ": the matrices have different shapes; they must all be " + std::to_string(rows) +
+            " x " + std::to_string(columns));
     detail::sum_views const v = detail::transform_reduce_inputs(
         ::cuda::std::span<T>(X.data_handle(), static_cast<std::size_t>(rows * columns))...);
     detail::check_sum_inputs(function, v);

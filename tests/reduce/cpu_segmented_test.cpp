@@ -37,9 +37,9 @@ bool same_bits(const T& a, const T& b) {
 /// from which a segment gets every thread) among short ones, and many of 1–8.
 std::vector<std::vector<std::int64_t>> layouts() {
   std::vector<std::vector<std::int64_t>> out;
-  out.push_back({0});                          // no segment
-  out.push_back({0, 0, 0});                    // two empty ones
-  out.push_back({5, 6, 6, 262, 8192 + 262});   // a first offset past 0, lengths 1, 0, 256, 8192
+  out.push_back({0});                             // no segment
+  out.push_back({0, 0, 0});                       // two empty ones
+  out.push_back({5, 6, 6, 262, 8192 + 262});      // a first offset past 0, lengths 1, 0, 256, 8192
   out.push_back({0, 3, 200003, 200004, 200011});  // a long one among short ones
   std::mt19937 g(7);
   std::vector<std::int64_t> many{0};

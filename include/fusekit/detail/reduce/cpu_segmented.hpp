@@ -103,7 +103,7 @@ FUSEKIT_FORCEINLINE void cpu_short_rows(const T* x, std::int64_t length, std::in
 
 template <class Acc, class Src, class Segments>
 inline constexpr bool cpu_short_rows_apply =
-    std::is_floating_point_v<Acc> && is_array_source_v<Src> && std::is_same_v<Segments, row_segments>;
+    std::is_floating_point_v<Acc>&& is_array_source_v<Src>&& std::is_same_v<Segments, row_segments>;
 
 /// out[s] for every segment (see the file comment).
 template <class Acc, class Src, class Segments>
@@ -125,7 +125,9 @@ void cpu_segmented_sum(const cpu& policy, const Src& src, const Segments& segmen
                    auto const run = [&](auto width) FUSEKIT_LAMBDA_INLINE {
                      for (std::int64_t s = first; s < last; ++s) {
                        std::int64_t const b = segments.begin(s), n = segments.end(s) - b;
-                       if (n < long_from) { out[s] = cpu_segment_sum<decltype(width)::value, Acc>(source_from(src, b), n); }
+                       if (n < long_from) {
+                         out[s] = cpu_segment_sum<decltype(width)::value, Acc>(source_from(src, b), n);
+                       }
                      }
                      return 0;
                    };

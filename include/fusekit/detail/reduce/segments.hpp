@@ -89,8 +89,8 @@ std::int64_t check_host_offsets(const char* function, ::cuda::std::span<Offset> 
 /// `out`: `count` accumulators, non-null, aligned, and sharing no byte with
 /// any of the `inputs`.
 template <class Acc>
-void check_segment_out(const char* function, ::cuda::std::span<Acc> out, std::int64_t count,
-                       const named_range* inputs, std::size_t n_inputs) {
+void check_segment_out(const char* function, ::cuda::std::span<Acc> out, std::int64_t count, const named_range* inputs,
+                       std::size_t n_inputs) {
   named_range const o = describe("out", out);
   FUSEKIT_EXPECTS(static_cast<std::int64_t>(out.size()) == count,
                   std::string(function) + ": out has " + std::to_string(out.size()) + " elements for " +
