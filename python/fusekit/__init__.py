@@ -382,6 +382,11 @@ def _whole(function: str, x, axis) -> None:
                          f"axis of its {n}) to one value, or sums each row of a 2-D x (sum with axis=1)")
 
 
+def _accumulator(f, x, dtype):
+    """The sum's accumulator for x: dtype when given, else the default for x's type."""
+    return f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
+
+
 def _last_axis_of_a_matrix(x, axis) -> bool:
     """Whether axis asks for one sum per row of a 2-D x (1, -1 or (1,))."""
     if axis is None or len(x.shape) != 2:
@@ -401,7 +406,7 @@ def _row_sums(function: str, x, algorithm: str, dtype, out, copy: bool):
     f = _framework_of(x, function, "x")
     x = _c_order(f, x, copy)
     if out is None:
-        acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
+        acc = _accumulator(f, x, dtype)
         out = f.empty((x.shape[0],), acc, x)
     else:
         _output(function, "out", out)
@@ -416,7 +421,7 @@ def _reduce(function: str, x, op: int, init, algorithm: str, dtype, out, axis, c
     _whole(function, x, axis)
     x = _c_order(f, x, copy)
     if out is None:
-        acc = f.accumulator(f.dtype(x)) if dtype is None else f.native(dtype)
+        acc = _accumulator(f, x, dtype)
         out = f.empty((), acc, x)
         _run(function, _core.reduce, x, out, op, init, algorithm, f.stream(x))
         return f.scalar(out)
@@ -456,7 +461,7 @@ def segmented_sum(values, offsets, dtype=None, out=None, *, copy: bool = True):
     g = _framework_of(offsets, "segmented_sum", "offsets")
     offsets = _c_order(g, offsets, copy)
     if out is None:
-        acc = f.accumulator(f.dtype(values)) if dtype is None else f.native(dtype)
+        acc = _accumulator(f, values, dtype)
         out = f.empty((max(int(offsets.shape[0]) - 1, 0) if len(offsets.shape) == 1 else 0,), acc, values)
     else:
         _output("segmented_sum", "out", out)
