@@ -27,6 +27,16 @@
 /// backends are not written yet: a call with `fusekit::cuda` or `fusekit::mpi`
 /// is a compile error that says which backend is missing.
 ///
+/// **How it runs on the CPU** (detail/reduce/cpu_segmented.hpp): a segment
+/// of 2^17 values or more gets every thread, as the single sum does; the others
+/// are cut into chunks of whole segments on the pool, one segment per thread;
+/// float rows of up to 256 values go 16 side by side (8 in double), one row a
+/// vector lane. None of this changes a bit: a segment's sum depends on its
+/// values alone. docs/guide.md gives the measured times against NumPy.
+///
+/// **Python:** `fk.segmented_sum(values, offsets)` and `fk.sum(X, axis=1)`,
+/// the same calls on NumPy arrays, with the same bits.
+///
 /// **Checks**, before anything is written: offsets (an integer type) are S + 1
 /// values, the first ≥ 0, none decreasing, the last within `values`; out has
 /// S elements and shares no byte with an input; views non-null and aligned.
@@ -50,30 +60,15 @@
 #include <utility>
 
 namespace fusekit {
-namespace detail {
-
-/// The policy check of every call here: fusekit::cpu (with its backend
-/// included) until the other backends are written.
-template <class Policy>
-constexpr bool segmented_usable() {
-  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> &&
-                !backend_available<segmented_tag, Policy>::value) {
-    static_assert(sizeof(Policy) == 0,
-                  "fusekit: the sums per segment and per row run on fusekit::cpu only so far (segmented_api.hpp)");
-    return false;
-  } else {
-    return policy_usable<segmented_tag, Policy>();
-  }
-}
-
-}  // namespace detail
 
 /// out[s] = Σ values[i] over offsets[s] ≤ i < offsets[s + 1], for s < S =
 /// offsets.size() − 1 (see the file comment for the promise and the checks).
 ///
 /// \param values  the values the segments lie in (host memory for fusekit::cpu)
 /// \param offsets S + 1 integer offsets into values
-/// \param out     S accumulators
+/// \param out     S accumulators, sharing no byte with values or offsets
+/// \throws fusekit::invalid_argument for offsets out of order or past the values, an out
+///         of another size, or an overlap, before anything is written
 template <class Policy, class T, class Offset, class Acc>
 void segmented_sum(const Policy& policy, ::cuda::std::span<T> values, ::cuda::std::span<Offset> offsets,
                    ::cuda::std::span<Acc> out) {
@@ -97,6 +92,11 @@ void segmented_sum(const Policy& policy, ::cuda::std::span<T> values, ::cuda::st
 
 /// out[r] = Σ_l X(r, l) for every row r of a row-major matrix X (fusekit::matrix,
 /// or any rank-2 layout_right mdspan): `segmented_sum` over rows of X.extent(1) values.
+///
+/// \param X    K × L, row-major (host memory for fusekit::cpu); L = 0 gives +0 per row
+/// \param out  K accumulators, sharing no byte with X
+/// \throws fusekit::invalid_argument for a null or misaligned X, or an out of another
+///         size or overlapping X, before anything is written
 template <class Policy, class T, class Extents, class Acc>
 void row_sums(const Policy& policy, ::cuda::std::mdspan<T, Extents, ::cuda::std::layout_right> X,
               ::cuda::std::span<Acc> out) {
@@ -120,6 +120,13 @@ void row_sums(const Policy& policy, ::cuda::std::mdspan<T, Extents, ::cuda::std:
 /// out[s] = Σ op(ins[i]...) over segment s (offsets as in `segmented_sum`), in
 /// one pass: the layer and its sums per segment without an intermediate
 /// array. Acc: float, double, int64_t or uint64_t, as `transform_reduce_sum`.
+///
+/// \param out     S accumulators, sharing no byte with values or offsets
+/// \throws fusekit::invalid_argument for offsets out of order or past the values, an out
+///         of another size, or an overlap, before anything is written, sharing no byte with an input or the offsets
+/// \param offsets S + 1 integer offsets into the inputs (checked as in `segmented_sum`)
+/// \param op      called with one element of each input; must not throw
+/// \param ins     1 to 4 views of one size
 template <class Policy, class Acc, class Offset, class Op, class... Ins>
 void transform_segmented_sum(const Policy& policy, ::cuda::std::span<Acc> out, ::cuda::std::span<Offset> offsets, Op op,
                              ::cuda::std::span<Ins>... ins) {
@@ -144,6 +151,11 @@ void transform_segmented_sum(const Policy& policy, ::cuda::std::span<Acc> out, :
 
 /// out[r] = Σ_l op(X0(r, l), X1(r, l), ...) for every row r of 1 to 4 row-major
 /// matrices of one shape, in one pass (see `transform_segmented_sum`).
+///
+/// \param out  K accumulators, sharing no byte with an input
+/// \param op   called with one element of each matrix; must not throw
+/// \param X    1 to 4 row-major K × L matrices (a different shape throws
+///             fusekit::invalid_argument, naming both, before anything is written)
 template <class Policy, class Acc, class Op, class... T, class... Extents>
 void transform_row_sums(const Policy& policy, ::cuda::std::span<Acc> out, Op op,
                         ::cuda::std::mdspan<T, Extents, ::cuda::std::layout_right>... X) {

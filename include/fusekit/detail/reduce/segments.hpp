@@ -7,9 +7,11 @@
 /// made before anything runs.
 
 #include <fusekit/detail/core/checks.hpp>
+#include <fusekit/detail/core/dispatch.hpp>
 #include <fusekit/detail/reduce/checks.hpp>
 #include <fusekit/detail/reduce/source.hpp>
 #include <fusekit/error.hpp>
+#include <fusekit/policy.hpp>
 
 #include <cuda/std/span>
 
@@ -53,6 +55,20 @@ struct segmented_reduction {
   std::int64_t values;
   Acc* out;
 };
+
+/// The policy check of every call here: fusekit::cpu (with its backend
+/// included) until the other backends are written.
+template <class Policy>
+constexpr bool segmented_usable() {
+  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> &&
+                !backend_available<segmented_tag, Policy>::value) {
+    static_assert(sizeof(Policy) == 0,
+                  "fusekit: the sums per segment and per row run on fusekit::cpu only so far (segmented_api.hpp)");
+    return false;
+  } else {
+    return policy_usable<segmented_tag, Policy>();
+  }
+}
 
 /// Segment offsets: an integer type (the indices of the values).
 template <class Offset>
