@@ -48,6 +48,11 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
   fusekit::transform(policy, out, fusekit::make_hidden_layer(), cu8, cf);
   fusekit::transform(policy, out, fusekit::fuse(fusekit::weigh{}, fusekit::weigh{}, fusekit::fast_tanh_activate{}), ch,
                      cf, ci);
+  fusekit::transform(
+      policy, out,
+      fusekit::fuse(fusekit::sigmoid{}, fusekit::silu{}, fusekit::softplus{}, fusekit::gelu_tanh{}, fusekit::relu{}),
+      cf);
+  fusekit::transform(policy, dout, fusekit::fuse(fusekit::leaky_relu{0.01}, fusekit::gelu_tanh{}), cd);
   fusekit::hidden_layer(policy, cu8, cf, out);
   fusekit::hidden_layer_unfused(policy, cu8, cf, out);
 
