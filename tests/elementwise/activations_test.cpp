@@ -210,8 +210,8 @@ TYPED_TEST(Activation, SpecialValues) {
   EXPECT_TRUE(fusekit::detail::bit_cast<std::uint32_t>(f(-nan)) << 1 > 0xff000000u);
   double const dnan = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(fusekit::detail::bit_cast<std::uint64_t>(f(dnan)) << 1 > 0xffe0000000000000ull);
-  for (double x : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), DBL_MAX,
-                   -DBL_MAX, -1000.5, 1000.5}) {
+  for (double x : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), DBL_MAX, -DBL_MAX,
+                   -1000.5, 1000.5}) {
     long double const exact = TypeParam::ref(static_cast<long double>(x));
     double const y = f(x);
     if (!fusekit::detail::is_finite(x)) {

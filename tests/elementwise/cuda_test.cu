@@ -110,6 +110,58 @@ TEST(GpuTransform, TanhOnDeviceWithinBoundAcrossFloatRange) {
   EXPECT_LE(worst_fast, fusekit::fast_tanh_activate::max_relative_error);
 }
 
+// The activations computed in double (detail/elementwise/activations.hpp)
+// give the CPU's bits on the device: every 257th float, and doubles across
+// the ranges where each changes form.
+template <class F, class T>
+void expect_device_bits_equal_cpu(const F& f, const std::vector<T>& x, const char* name) {
+  std::vector<T> cpu(x.size());
+  fusekit::transform(fusekit::cpu{}, span<T>(cpu), f, span<const T>(x));
+  device_buffer<T> d_x(x), d_y(x.size());
+  fusekit::transform(fusekit::cuda{}, d_y.view(), f, d_x.cview());
+  auto const gpu = d_y.to_host();
+  std::size_t differ = 0;
+  std::size_t first = x.size();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::memcmp(&gpu[i], &cpu[i], sizeof(T)) != 0) {
+      if (differ++ == 0) { first = i; }
+    }
+  }
+  EXPECT_EQ(differ, 0u) << name << ": first at x = " << (first < x.size() ? static_cast<double>(x[first]) : 0.0)
+                        << ", cpu " << (first < x.size() ? static_cast<double>(cpu[first]) : 0.0) << ", gpu "
+                        << (first < x.size() ? static_cast<double>(gpu[first]) : 0.0);
+}
+
+template <class T>
+void expect_activations_bits_equal_cpu(const std::vector<T>& x) {
+  expect_device_bits_equal_cpu(fusekit::sigmoid{}, x, "sigmoid");
+  expect_device_bits_equal_cpu(fusekit::silu{}, x, "silu");
+  expect_device_bits_equal_cpu(fusekit::softplus{}, x, "softplus");
+  expect_device_bits_equal_cpu(fusekit::gelu_tanh{}, x, "gelu_tanh");
+  expect_device_bits_equal_cpu(fusekit::relu{}, x, "relu");
+  expect_device_bits_equal_cpu(fusekit::leaky_relu{T(0.01)}, x, "leaky_relu");
+}
+
+TEST(GpuTransform, ActivationsGiveTheCpuBits) {
+  FUSEKIT_REQUIRE_CUDA_DEVICE();
+  std::size_t const n = (std::size_t{1} << 32) / 257;
+  std::vector<float> xf(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const bits = static_cast<std::uint32_t>(i * 257);
+    std::memcpy(&xf[i], &bits, sizeof bits);
+  }
+  expect_activations_bits_equal_cpu(xf);
+  std::vector<double> xd;
+  std::uint64_t seed = 11;
+  for (double range : {1.0, 40.0, 800.0}) {
+    for (int i = 0; i < 1000000; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      xd.push_back(range * (2.0 * static_cast<double>(seed >> 11) * 0x1p-53 - 1.0));
+    }
+  }
+  expect_activations_bits_equal_cpu(xd);
+}
+
 // A __device__ lambda, made outside a TEST body (nvcc needs a public enclosing function).
 void sum_scale_subtract(span<double> out, span<const double> a, span<const double> b, span<const double> c,
                         span<const double> d) {

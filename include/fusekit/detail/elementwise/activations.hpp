@@ -80,9 +80,7 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE double select_bits(std::uint64_t mask, double a, 
 }
 
 /// All ones when x is negative (sign bit set), else zero. −0 counts as negative.
-FUSEKIT_HD FUSEKIT_FORCEINLINE std::uint64_t sign_mask(double x) {
-  return 0ull - (bit_cast<std::uint64_t>(x) >> 63);
-}
+FUSEKIT_HD FUSEKIT_FORCEINLINE std::uint64_t sign_mask(double x) { return 0ull - (bit_cast<std::uint64_t>(x) >> 63); }
 
 /// All ones when x is NaN, on the bits.
 FUSEKIT_HD FUSEKIT_FORCEINLINE std::uint64_t nan_mask(double x) {
