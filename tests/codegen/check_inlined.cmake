@@ -14,7 +14,9 @@ foreach(object IN LISTS OBJECTS)
   foreach(pattern "fusekit::detail::tanh_float\\(" "fusekit::detail::accurate_tanh\\(" "fusekit::detail::convert<"
                   "fusekit::detail::bit_cast<" "fusekit::normalize<[a-z]+>::operator\\(\\)" "fusekit::weigh::operator\\(\\)"
                   "fusekit::(fast_)?tanh_activate::operator\\(\\)" "fusekit::fused<[^\n]*>::apply<"
-                  "fusekit::detail::(array|transform)_source<[^\n]*>::operator\\(\\)")
+                  "fusekit::detail::(array|transform)_source<[^\n]*>::operator\\(\\)"
+                  "fusekit::detail::(sigmoid|silu|softplus|gelu_tanh)_double\\(" "fusekit::detail::exp_scaled\\("
+                  "fusekit::detail::log1p_unit\\(" "fusekit::double_kernel_activation<[^\n]*>::operator\\(\\)")
     string(REGEX MATCH "[^\n]*${pattern}[^\n]*" line "${symbols}")
     if(line)
       message(FATAL_ERROR "${object} has an out-of-line function the CPU loops should inline:\n  ${line}")

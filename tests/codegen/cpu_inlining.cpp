@@ -2,7 +2,8 @@
 // Compiled as an object file and inspected by check_inlined.cmake: every
 // elementwise functor must be inlined into the CPU loops (a call left in a loop
 // stops vectorization: about 10x slower), also in a translation unit that
-// instantiates many of them. No out-of-line tanh_float may be emitted.
+// instantiates many of them. No out-of-line tanh_float, and no out-of-line
+// kernel of the activations computed in double, may be emitted.
 #include <fusekit/fusekit.hpp>
 
 #include <cstdint>
@@ -19,6 +20,9 @@ void layers(span<const std::uint8_t> g8, span<const float> g, span<const __half>
   fusekit::transform(fusekit::cpu{}, out, fusekit::tanh_activate{}, g);
   fusekit::transform(fusekit::cpu{}, out, fusekit::fast_tanh_activate{}, g);
   fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::weigh{}, fusekit::tanh_activate{}), g, w);
+  fusekit::transform(fusekit::cpu{}, out, fusekit::sigmoid{}, g);
+  fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::weigh{}, fusekit::gelu_tanh{}), g, w);
+  fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::silu{}, fusekit::softplus{}, fusekit::relu{}), g);
 }
 
 double sums(span<const std::uint8_t> g8, span<const float> w) {
