@@ -88,8 +88,15 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE std::uint64_t nan_mask(double x) {
   return 0ull - static_cast<std::uint64_t>(a > 0x7ff0000000000000ll);
 }
 
-/// max(x, lo) for a finite lo, on the bits of the comparison (NaN: either).
-FUSEKIT_HD FUSEKIT_FORCEINLINE double at_least(double x, double lo) { return x < lo ? lo : x; }
+/// max(x, lo) and min(x, hi) for finite bounds, as selects on the bits of the
+/// comparison (NaN: either; a ternary on computed values can make gcc branch
+/// and stop vectorizing).
+FUSEKIT_HD FUSEKIT_FORCEINLINE double at_least(double x, double lo) {
+  return select_bits(0ull - static_cast<std::uint64_t>(x < lo), lo, x);
+}
+FUSEKIT_HD FUSEKIT_FORCEINLINE double at_most(double x, double hi) {
+  return select_bits(0ull - static_cast<std::uint64_t>(x > hi), hi, x);
+}
 
 /// relu(x) (`Leaky` false) or leaky_relu(x) = α·x below zero, on the bits:
 /// x when its sign bit is clear or it is NaN, else +0 or α·x (so −0 gives +0
@@ -263,7 +270,7 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE double gelu_tanh_double(double x) {
   // sigmoid(z) = e^z/(1 + e^z) for z < 0 multiplies a relative error in z by |z|
   // (up to 750 before the result underflows). Beyond |x| = 1000 sigmoid(z) is
   // exactly 0 or 1, so x is clamped there (no inf − inf).
-  double const xc = -at_least(-at_least(x, -1000.0), -1000.0);
+  double const xc = at_most(at_least(x, -1000.0), 1000.0);
   double_double const x2 = two_prod(xc, xc);
   double_double const g = two_prod(0.044715, x2.hi);  // K's low part: 2.196e-18
   double const g_lo = fma_rn(0.044715, x2.lo, fma_rn(2.1960211427085595e-18, x2.hi, g.lo));
