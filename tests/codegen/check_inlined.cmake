@@ -15,7 +15,7 @@ foreach(object IN LISTS OBJECTS)
                   "fusekit::detail::bit_cast<" "fusekit::normalize<[a-z]+>::operator\\(\\)" "fusekit::weigh::operator\\(\\)"
                   "fusekit::(fast_)?tanh_activate::operator\\(\\)" "fusekit::fused<[^\n]*>::apply<"
                   "fusekit::detail::(array|transform)_source<[^\n]*>::operator\\(\\)"
-                  "fusekit::detail::(sigmoid|silu|softplus|gelu_tanh)_double\\(" "fusekit::detail::exp_scaled\\("
+                  "fusekit::detail::(sigmoid|silu|softplus|gelu_tanh|gelu_erf)_double\\(" "fusekit::detail::exp_scaled\\("
                   "fusekit::detail::log1p_unit\\(" "fusekit::double_kernel_activation<[^\n]*>::operator\\(\\)")
     string(REGEX MATCH "[^\n]*${pattern}[^\n]*" line "${symbols}")
     if(line)

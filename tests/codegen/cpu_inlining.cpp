@@ -22,6 +22,7 @@ void layers(span<const std::uint8_t> g8, span<const float> g, span<const __half>
   fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::weigh{}, fusekit::tanh_activate{}), g, w);
   fusekit::transform(fusekit::cpu{}, out, fusekit::sigmoid{}, g);
   fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::weigh{}, fusekit::gelu_tanh{}), g, w);
+  fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::weigh{}, fusekit::gelu_erf{}), g, w);
   fusekit::transform(fusekit::cpu{}, out, fusekit::fuse(fusekit::silu{}, fusekit::softplus{}, fusekit::relu{}), g);
 }
 

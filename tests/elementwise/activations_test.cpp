@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// sigmoid, silu, softplus, gelu_tanh, relu and leaky_relu against long-double
+// sigmoid, silu, softplus, gelu_tanh, gelu_erf, relu and leaky_relu against long-double
 // references written from their definitions, through the CPU backend's SIMD
 // loop and its AVX2+FMA clone as `transform` runs them, and one element at a
 // time: the two must give the same bits (nothing in the kernels may be
@@ -45,6 +45,20 @@ long double gelu_tanh_ref(long double x) {
   // 1 + tanh(y) cancels for y ≪ 0: there it is 2/(1 + e^{−2y}).
   long double const one_plus_tanh = y > -2 ? 1.0L + tanhl(y) : 2.0L / (1.0L + expl(-2.0L * y));
   return 0.5L * x * one_plus_tanh;
+}
+// x·Φ(x) = x − x·Q(x) for x ≥ 0 and x·Q(−x) below, Q(a) = erfc(a/√2)/2 with
+// a/√2 = u + du in two long doubles: the relative error of erfc(u) grows
+// as 2u·du, up to 2^-53 for a rounded u near 27. erfc(u + du) = erfc(u) −
+// (2/√π)e^{−u²}du to second order in du.
+long double gelu_erf_ref(long double x) {
+  long double const a = fabsl(x);
+  if (a > 1e4L) { return x < 0 ? -0.0L : x; }                        // Q(a) = 0 (no inf·0)
+  long double const r_hi = 0.707106781186547524400844362104849039L;  // 1/√2 rounded
+  long double const r_lo = fmal(-r_hi, r_hi, 0.5L) / (2.0L * r_hi);  // 1/√2 − r_hi
+  long double const u = a * r_hi;
+  long double const du = fmal(a, r_hi, -u) + a * r_lo;
+  long double const q = 0.5L * (erfcl(u) - 2.0L / sqrtl(pi_l) * expl(-u * u) * du);
+  return x < 0 ? x * q : x - x * q;
 }
 
 struct activation_case {
@@ -157,7 +171,11 @@ struct gelu_tanh_t {
   using functor = fusekit::gelu_tanh;
   static long double ref(long double x) { return gelu_tanh_ref(x); }
 };
-using activations = ::testing::Types<sigmoid_t, silu_t, softplus_t, gelu_tanh_t>;
+struct gelu_erf_t {
+  using functor = fusekit::gelu_erf;
+  static long double ref(long double x) { return gelu_erf_ref(x); }
+};
+using activations = ::testing::Types<sigmoid_t, silu_t, softplus_t, gelu_tanh_t, gelu_erf_t>;
 TYPED_TEST_SUITE(Activation, activations);
 
 TYPED_TEST(Activation, FloatStrideThroughEveryFloatWithinBound) {
@@ -178,13 +196,17 @@ TYPED_TEST(Activation, FloatHardIntervalsWithinBound) {
   // gelu_tanh's cubic takes over (|x| ≈ 3 to 10).
   expect_float_bound(f, TypeParam::ref, every_float(3.0f, 3.2f), "[3, 3.2]");
   expect_float_bound(f, TypeParam::ref, every_float(9.0f, 9.2f), "[9, 9.2]");
+  // gelu_erf's results reach the subnormals (x near −13.2).
+  expect_float_bound(f, TypeParam::ref, every_float(13.0f, 13.3f), "[13, 13.3]");
 }
 
 TYPED_TEST(Activation, DoubleSweepsWithinBound) {
   typename TypeParam::functor const f{};
   expect_double_bound(f, TypeParam::ref, -1.0, 1.0);
   expect_double_bound(f, TypeParam::ref, -40.0, 40.0);
-  expect_double_bound(f, TypeParam::ref, -30.0, -7.0);  // gelu_tanh's results reach the subnormals
+  expect_double_bound(f, TypeParam::ref, -30.0, -7.0);   // gelu_tanh's results reach the subnormals
+  expect_double_bound(f, TypeParam::ref, -39.0, -36.0);  // and gelu_erf's
+  expect_double_bound(f, TypeParam::ref, -6.0, 6.0);     // gelu_erf's polynomial in (|x| − 4)/(|x| + 4)
   expect_double_bound(f, TypeParam::ref, -745.0, -30.0);
   expect_double_bound(f, TypeParam::ref, 30.0, 800.0);
   expect_double_bound(f, TypeParam::ref, -1e-300, 1e-300);
@@ -231,11 +253,16 @@ TEST(Activations, SignsOfZeroAndLimits) {
 #if !defined(__FAST_MATH__)  // -fno-signed-zeros: the sign of a zero is not kept
   EXPECT_TRUE(std::signbit(fusekit::silu{}(-0.0f)));
   EXPECT_TRUE(std::signbit(fusekit::gelu_tanh{}(-0.0)));
+  EXPECT_TRUE(std::signbit(fusekit::gelu_erf{}(-0.0)));
+  EXPECT_TRUE(std::signbit(fusekit::gelu_erf{}(-40.0)));
   EXPECT_TRUE(std::signbit(fusekit::silu{}(-2000.0)));
 #endif
   EXPECT_EQ(fusekit::sigmoid{}(800.0), 1.0);
   EXPECT_EQ(fusekit::softplus{}(1e300), 1e300);
   EXPECT_EQ(fusekit::gelu_tanh{}(1e300), 1e300);
+  EXPECT_EQ(fusekit::gelu_erf{}(1e300), 1e300);
+  EXPECT_EQ(fusekit::gelu_erf{}(39.0), 39.0);
+  EXPECT_EQ(fusekit::gelu_erf{}(-40.0), 0.0);
 }
 
 TEST(Activations, ComputeTypes) {

@@ -138,6 +138,7 @@ void expect_activations_bits_equal_cpu(const std::vector<T>& x) {
   expect_device_bits_equal_cpu(fusekit::silu{}, x, "silu");
   expect_device_bits_equal_cpu(fusekit::softplus{}, x, "softplus");
   expect_device_bits_equal_cpu(fusekit::gelu_tanh{}, x, "gelu_tanh");
+  expect_device_bits_equal_cpu(fusekit::gelu_erf{}, x, "gelu_erf");
   expect_device_bits_equal_cpu(fusekit::relu{}, x, "relu");
   expect_device_bits_equal_cpu(fusekit::leaky_relu{T(0.01)}, x, "leaky_relu");
 }

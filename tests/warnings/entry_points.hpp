@@ -52,7 +52,9 @@ void entry_points(const Policy& policy, float* f, double* d, std::uint8_t* u8, _
       policy, out,
       fusekit::fuse(fusekit::sigmoid{}, fusekit::silu{}, fusekit::softplus{}, fusekit::gelu_tanh{}, fusekit::relu{}),
       cf);
-  fusekit::transform(policy, dout, fusekit::fuse(fusekit::leaky_relu{0.01}, fusekit::gelu_tanh{}), cd);
+  fusekit::transform(policy, dout, fusekit::fuse(fusekit::leaky_relu{0.01}, fusekit::gelu_tanh{}, fusekit::gelu_erf{}),
+                     cd);
+  fusekit::transform(policy, out, fusekit::gelu_erf{}, cf);
   fusekit::hidden_layer(policy, cu8, cf, out);
   fusekit::hidden_layer_unfused(policy, cu8, cf, out);
 
