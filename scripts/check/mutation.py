@@ -5,8 +5,8 @@ should catch it: a mutant is killed when a test fails, ends abnormally or runs
 past its time (a hang). Covers conjugate gradients, the Jacobi preconditioner,
 the relative rule and the rounding floor, the MPI cross-rank checks, the
 memory router, the reductions' ops (NaN, signed zeros, identities, the vector min/max and sum
-loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names and tanh under
--ffast-math. Not run in CI (tens of minutes on 2 cores):
+loops, the tree's prefetches and exact integer sums), the no-throw contract, the CPU dispatch and stream stores, the overflow checks, the enums' names, tanh under
+-ffast-math and the activations computed in double. Not run in CI (tens of minutes on 2 cores):
 
     scripts/check/mutation.py [--set planted|contract|false_success|dispatch|all] [--jobs N] [--only ID,...] [--keep DIR]
     scripts/check/mutation.py --check    (each mutant's text is in its file once: ctest layout.mutants_apply)
@@ -44,6 +44,8 @@ TESTS = {
     "pinned_native_fastmath": ("tests/reduce/pinned_sums_test.cpp", ["-O3", "-march=native", "-ffast-math"], None, 300),
     "tanh_fastmath": ("tests/elementwise/tanh_sweep_test.cpp", ["-O3", "-ffast-math"], None, 300),
     "tanh": ("tests/elementwise/functors_test.cpp", [], None, 300),
+    "activations": ("tests/elementwise/activations_test.cpp", [], None, 600),
+    "activations_fastmath": ("tests/elementwise/activations_test.cpp", ["-ffast-math"], None, 600),
     "divisor": ("tests/elementwise/divisor_test.cpp", [], None, 300),
     "elementwise_cpu": ("tests/elementwise/cpu_test.cpp", [], None, 300),
     "mpi": ("tests/distributed/mpi_test.cpp", [], "mpi", 120),
@@ -259,6 +261,18 @@ MUTANTS = [
      ["tanh"]),
     ("tanh-small-drops-sign", "detail/elementwise/tanh.hpp",
      "bit_cast<std::uint32_t>(f + f * (z * q)) | sign;", "bit_cast<std::uint32_t>(f + f * (z * q));", ["tanh"]),
+    # The activations computed in double (activations.hpp), against their bounds.
+    ("exp-ln2-low-part-dropped", "detail/elementwise/activations.hpp",
+     "  r = fma_rn(-k, 1.90821492927058770002e-10, r) + tail;", "  r = r + tail;", ["activations"]),
+    ("exp-argument-unclamped", "detail/elementwise/activations.hpp", "  a = at_least(a, -760.0);", "",
+     ["activations"]),
+    ("silu-minus-inf-times-zero", "detail/elementwise/activations.hpp",
+     "scale_down(at_least(x, -1000.0) * s)", "scale_down(x * s)", ["activations"]),
+    ("gelu-erf-square-low-part-dropped", "detail/elementwise/activations.hpp",
+     "exp_scaled(-half_a2.hi, -half_a2.lo)", "exp_scaled(-half_a2.hi)", ["activations"]),
+    ("two-sum-regrouped-under-fast-math", "detail/elementwise/activations.hpp",
+     "return {s, keep(keep(a - keep(s - bb)) + keep(b - bb))};", "return {s, (a - (s - bb)) + (b - bb)};",
+     ["activations_fastmath"]),
     ("cgls-rows-read-with-stride-n", "detail/train/output_bodies.hpp",
      "point + n * L, [&](std::int64_t k) { return Q[n * K + k]; },",
      "point + n * L, [&](std::int64_t k) { return Q[k * N + n]; },", ["team"]),

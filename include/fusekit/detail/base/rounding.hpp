@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// Rounding as written: additions and products that no compiler fuses into a multiply-add.
+/// Rounding as written: additions and products that no compiler fuses into a
+/// multiply-add, and the multiply-add itself (`fma_rn`).
 ///
 /// nvcc fuses `a * b + c` into one `fma` by default (`--fmad=true`), also
 /// across inlined calls, so a product computed by a user's op and the add that
@@ -24,6 +25,7 @@
 
 #include <fusekit/config.hpp>
 
+#include <cmath>
 #include <type_traits>
 
 #if !FUSEKIT_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) &&                              \
@@ -51,6 +53,24 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE T opaque(T v) {
 #endif
 #endif
   return v;
+}
+
+/// a·b + c, rounded once, on the host (`std::fma`: the FMA instruction where
+/// the target has it, else software) and the device (`__fmaf_rn`, `__fma_rn`),
+/// also under `--use_fast_math`.
+FUSEKIT_HD FUSEKIT_FORCEINLINE float fma_rn(float a, float b, float c) {
+#if FUSEKIT_DEVICE_PASS
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+FUSEKIT_HD FUSEKIT_FORCEINLINE double fma_rn(double a, double b, double c) {
+#if FUSEKIT_DEVICE_PASS
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
 }
 
 /// Integers wrap around in two's complement: the arithmetic runs in an unsigned

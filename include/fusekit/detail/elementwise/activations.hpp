@@ -44,8 +44,8 @@
 
 #include <fusekit/config.hpp>
 #include <fusekit/detail/base/numeric.hpp>
+#include <fusekit/detail/base/rounding.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -60,15 +60,6 @@ inline namespace elementwise {
 #else
 #define FUSEKIT_ACTIVATION_HOST_REGROUPS 0
 #endif
-
-/// a·b + c, rounded once, on the host and the device.
-FUSEKIT_HD FUSEKIT_FORCEINLINE double fma_rn(double a, double b, double c) {
-#if FUSEKIT_DEVICE_PASS
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
 
 /// The bits of x with the sign bit cleared (|x|; NaN stays NaN).
 FUSEKIT_HD FUSEKIT_FORCEINLINE double abs_bits(double x) {

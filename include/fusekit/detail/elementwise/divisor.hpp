@@ -43,14 +43,6 @@ namespace fusekit {
 namespace detail {
 inline namespace elementwise {
 
-FUSEKIT_HD FUSEKIT_FORCEINLINE float fma_rn(float a, float b, float c) {
-#if FUSEKIT_DEVICE_PASS
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
 /// 1/y rounded once (IEEE, also under `--use_fast_math`).
 FUSEKIT_HD FUSEKIT_FORCEINLINE float reciprocal_rn(float y) {
 #if FUSEKIT_DEVICE_PASS
