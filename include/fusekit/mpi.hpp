@@ -39,7 +39,9 @@
 ///   collectives per iteration, each rank keeping its rows of ρ): the same W
 ///   and statuses on every rank; across P, the same bound as above for each
 ///   gradient.
-/// * `transform` and `predict` are local: each rank's rows, no communication.
+/// * `transform`, `predict`, `segmented_sum` and `row_sums` are local: each
+///   rank's elements, rows or segments (rows sharded), no communication; each
+///   segment's sum has the bits of the single sum over it, on any rank count.
 ///
 /// **Errors are collective.** An argument that fails on any rank throws
 /// `fusekit::invalid_argument` on every rank, with the message of the lowest

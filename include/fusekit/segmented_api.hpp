@@ -23,9 +23,12 @@
 /// `__nv_bfloat16` (or double, by out's type); double for double; `int64_t`
 /// for signed and `uint64_t` for unsigned integers.
 ///
-/// **Backends.** `fusekit::cpu` (<fusekit/reduce.hpp>). The GPU and MPI
-/// backends are not written yet: a call with `fusekit::cuda` or `fusekit::mpi`
-/// is a compile error that says which backend is missing.
+/// **Backends.** `fusekit::cpu` (<fusekit/reduce.hpp>) and `fusekit::mpi`
+/// (<fusekit/mpi.hpp>): rows sharded, each rank passes its own segments and
+/// gets their sums, computed on its CPU policy with no communication, so each
+/// has the bits above on any rank count. The GPU backend is not written yet:
+/// a call with `fusekit::cuda` or `fusekit::nccl` is a compile error that
+/// says so.
 ///
 /// **How it runs on the CPU** (detail/reduce/cpu_segmented.hpp): a segment
 /// of 2^17 values or more gets every thread, as the single sum does; the others

@@ -570,6 +570,62 @@ TEST(Mpi, NanOnOneRankGivesNanOnEveryRank) {
 
 // MPI_COMM_NULL and shard offsets that cannot be: invalid_argument, before any
 // MPI call for the null communicator (MPI's default handler ended the job).
+// Rows sharded: every rank sums its own rows and segments, each with the bits
+// of the single sum of that row (and of the single-process call), whatever
+// the split; rows of 0 to 3·tile values, float into float and into double.
+TEST(Mpi, RowAndSegmentSumsAreEachRowsSingleSum) {
+  std::mt19937 rng(99);
+  std::int64_t const tile = fusekit::detail::tree_tile;
+  std::vector<std::int64_t> lengths;
+  for (int s = 0; s < 60; ++s) {
+    lengths.push_back(s % 7 == 0    ? 0
+                      : s % 11 == 0 ? tile + static_cast<std::int64_t>(rng() % (2 * tile))
+                                    : static_cast<std::int64_t>(rng() % 40));
+  }
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t n : lengths) { offsets.push_back(offsets.back() + n); }
+  auto const x = values<float>(offsets.back(), 31);
+  int const me = rank_here();
+  for (int trial = 0; trial < 4; ++trial) {
+    auto const pieces = split(static_cast<std::int64_t>(lengths.size()), rng);  // this rank's segments
+    auto const& mine = pieces[static_cast<std::size_t>(me)];
+    std::int64_t const first = offsets[static_cast<std::size_t>(mine.offset)];
+    std::vector<std::int64_t> local_offsets;
+    for (std::int64_t s = mine.offset; s <= mine.offset + mine.size; ++s) {
+      local_offsets.push_back(offsets[static_cast<std::size_t>(s)] - first);
+    }
+    ::cuda::std::span<const float> const shard(x.data() + first, static_cast<std::size_t>(local_offsets.back()));
+    std::vector<float> out(static_cast<std::size_t>(mine.size));
+    std::vector<double> out_d(out.size());
+    fusekit::segmented_sum(fusekit::mpi{MPI_COMM_WORLD}, shard, ::cuda::std::span<const std::int64_t>(local_offsets),
+                           ::cuda::std::span<float>(out));
+    fusekit::segmented_sum(fusekit::mpi{MPI_COMM_WORLD}, shard, ::cuda::std::span<const std::int64_t>(local_offsets),
+                           ::cuda::std::span<double>(out_d));
+    for (std::int64_t s = 0; s < mine.size; ++s) {
+      auto const row = shard.subspan(static_cast<std::size_t>(local_offsets[static_cast<std::size_t>(s)]),
+                                     static_cast<std::size_t>(lengths[static_cast<std::size_t>(mine.offset + s)]));
+      float const single = fusekit::sum(fusekit::cpu{}, row);
+      double const single_d =
+          fusekit::sum(fusekit::cpu{}, row, fusekit::reduce_algorithm::deterministic, fusekit::accumulate_in<double>{});
+      ASSERT_TRUE(same_bits(out[static_cast<std::size_t>(s)], single)) << "segment " << mine.offset + s;
+      ASSERT_TRUE(same_bits(out_d[static_cast<std::size_t>(s)], single_d)) << "segment " << mine.offset + s;
+    }
+  }
+  // Row sums of this rank's rows of a K × 37 matrix.
+  std::int64_t const K = 50, L = 37;
+  auto const X = values<double>(K * L, 8);
+  auto const rows = split(K, rng)[static_cast<std::size_t>(me)];
+  std::vector<double> sums(static_cast<std::size_t>(rows.size));
+  fusekit::row_sums(fusekit::mpi{MPI_COMM_WORLD},
+                    fusekit::matrix<const double>(X.data() + rows.offset * L, rows.size, L),
+                    ::cuda::std::span<double>(sums));
+  for (std::int64_t k = 0; k < rows.size; ++k) {
+    double const single = fusekit::sum(
+        fusekit::cpu{}, ::cuda::std::span<const double>(X.data() + (rows.offset + k) * L, static_cast<std::size_t>(L)));
+    ASSERT_TRUE(same_bits(sums[static_cast<std::size_t>(k)], single)) << "row " << rows.offset + k;
+  }
+}
+
 TEST(Mpi, NullCommunicatorAndBadOffsetsAreRejected) {
   std::vector<float> x(100, 1.0f);
   EXPECT_THROW((void)fusekit::sum(fusekit::mpi{MPI_COMM_NULL}, x), fusekit::invalid_argument);

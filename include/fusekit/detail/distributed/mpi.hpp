@@ -11,6 +11,8 @@
 #include <fusekit/detail/distributed/mpi_collectives.hpp>
 #include <fusekit/detail/elementwise/cpu.hpp>
 #include <fusekit/detail/reduce/cpu.hpp>
+#include <fusekit/detail/reduce/cpu_segmented.hpp>
+#include <fusekit/detail/reduce/segments.hpp>
 #include <fusekit/detail/train/cpu.hpp>
 
 #include <cstdint>
@@ -27,6 +29,13 @@ inline namespace distributed {
 
 template <>
 inline constexpr bool is_distributed_policy_v<mpi> = true;
+
+}  // namespace distributed
+inline namespace reduce {
+template <>
+inline constexpr bool segmented_on_each_rank_v<mpi> = true;
+}  // namespace reduce
+inline namespace distributed {
 
 /// init ⊕ the values `src` reads on every rank's shard, in the deterministic
 /// tree's order (detail/distributed/tree.hpp); the same bits on every rank.

@@ -56,14 +56,19 @@ struct segmented_reduction {
   Acc* out;
 };
 
+/// Whether a distributed Policy sums each rank's own segments on the rank's
+/// local policy (true for fusekit::mpi: detail/distributed/mpi.hpp).
+template <class Policy>
+inline constexpr bool segmented_on_each_rank_v = false;
+
 /// The policy check of every call here: fusekit::cpu (with its backend
-/// included) until the other backends are written.
+/// included) and fusekit::mpi, until the GPU's backend is written.
 template <class Policy>
 constexpr bool segmented_usable() {
-  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> &&
-                !backend_available<segmented_tag, Policy>::value) {
+  if constexpr (is_policy_v<Policy> && !std::is_same_v<Policy, cpu> && !segmented_on_each_rank_v<Policy>) {
     static_assert(sizeof(Policy) == 0,
-                  "fusekit: the sums per segment and per row run on fusekit::cpu only so far (segmented_api.hpp)");
+                  "fusekit: the sums per segment and per row run on fusekit::cpu and fusekit::mpi only so far "
+                  "(segmented_api.hpp)");
     return false;
   } else {
     return policy_usable<segmented_tag, Policy>();
