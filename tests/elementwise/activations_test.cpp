@@ -317,6 +317,34 @@ TEST(LeakyRelu, AlphaMustBeFinite) {
   }
 }
 
+// A product (weigh) right before an activation, in double: nothing in the
+// activation may take the product's operands into a multiply-add of its own
+// (the AVX2 clone has FMA; one element at a time the baseline build has none).
+TEST(Activations, AProductBeforeEachActivationIsRoundedFirst) {
+  std::vector<double> x(20000), w(x.size()), y(x.size());
+  std::uint64_t seed = 3;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (static_cast<double>(seed >> 11) * 0x1p-53 - 0.5) * 80.0;
+    w[i] = 1.0 + static_cast<double>(i % 97) * 0x1p-20;
+  }
+  auto const expect_stages = [&](auto activation, const char* name) {
+    fusekit::transform(fusekit::cpu{}, y, fusekit::fuse(fusekit::weigh{}, activation), x, w);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      double const expect = activation(fusekit::weigh{}(x[i], w[i]));
+      ASSERT_EQ(fusekit::detail::bit_cast<std::uint64_t>(y[i]), fusekit::detail::bit_cast<std::uint64_t>(expect))
+          << name << " at x = " << x[i] << ", w = " << w[i];
+    }
+  };
+  expect_stages(fusekit::sigmoid{}, "sigmoid");
+  expect_stages(fusekit::silu{}, "silu");
+  expect_stages(fusekit::softplus{}, "softplus");
+  expect_stages(fusekit::gelu_tanh{}, "gelu_tanh");
+  expect_stages(fusekit::gelu_erf{}, "gelu_erf");
+  expect_stages(fusekit::relu{}, "relu");
+  expect_stages(fusekit::leaky_relu{0.01}, "leaky_relu");
+}
+
 TEST(Activations, FusedChainIsTheStagesInOrder) {
   // A power-of-two scale: under -ffast-math the compiler may turn a division
   // by 255 into a product by its rounded reciprocal in one loop and not in

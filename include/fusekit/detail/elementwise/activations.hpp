@@ -333,7 +333,9 @@ FUSEKIT_HD FUSEKIT_FORCEINLINE double gelu_erf_double(double x) {
   double const m = a / d.hi;
   double const dm = fma_rn(-m, d.lo, fma_rn(-m, d.hi, a)) * (1.0 - m);  // 1 − m ≈ 1/(1 + a)
   double const tail = scale_down(keep(fma_rn(m, h, dm * h)) * e);       // a·Q(a)
-  double const y = select_bits(sign_mask(x), -tail, x - tail);
+  // x ≥ 0 as |x|, through the bits: x itself could be a product in the
+  // caller's chain (weigh), which nvcc and gcc would fuse with this difference.
+  double const y = select_bits(sign_mask(x), -tail, abs_bits(x) - tail);
   return select_bits(nan_mask(x), x, y);
 }
 
